@@ -1,0 +1,53 @@
+"""`captioner` command line: one subcommand per module in `captioner/commands/`.
+
+Each module in `captioner.commands` defines `register(subparsers)`, which adds its
+subcommand(s) and sets `func` (taking the parsed args, returning an exit status).
+Modules are discovered, so a new task adds a file and touches nothing here.
+"""
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+
+import captioner.commands
+from captioner.errors import CaptionerError
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="captioner",
+        description="Attention encoder-decoder models: captions, translation, VQA, video.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(captioner.commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"captioner.commands.{info.name}")
+        if hasattr(module, "register"):
+            module.register(subparsers)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CaptionerError as exc:
+        print(f"captioner {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
