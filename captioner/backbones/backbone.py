@@ -1,0 +1,75 @@
+"""One interface over every image backbone: a spatial grid and a pooled vector.
+
+`get_backbone(name, weights)` returns a `Backbone` whose `model` maps raw RGB pixels
+(B, H, W, 3) in 0..255 to {"grid": (B, h, w, C), "pooled": (B, P), ...}; preprocessing is
+inside the model, so callers (and saved captioning models) feed plain pixels.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from captioner.errors import WeightsError
+
+DEFAULT_BACKBONE = "efficientnet_lite0"
+
+BACKBONES = (
+    "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2",
+    "inception_v3", "resnet50", "vgg16", "mobilenet_v2",
+)
+
+
+@dataclasses.dataclass
+class Backbone:
+    name: str
+    model: object  # keras.Model: pixels -> {"grid", "pooled", "logits"}
+
+    @property
+    def input_size(self):
+        """(height, width) the backbone expects; images are resized to it without cropping."""
+        shape = self.model.inputs[0].shape
+        return int(shape[1]), int(shape[2])
+
+    @property
+    def grid_shape(self):
+        """(h, w) of the spatial grid: regions = h * w annotation vectors."""
+        shape = _output_shape(self.model, "grid")
+        return int(shape[1]), int(shape[2])
+
+    @property
+    def grid_channels(self):
+        return int(_output_shape(self.model, "grid")[-1])
+
+    @property
+    def pooled_dim(self):
+        return int(_output_shape(self.model, "pooled")[-1])
+
+    def features(self, pixels, batch_size=32):
+        """Run the backbone on uint8/float pixels (N, H, W, 3): returns numpy grid (N, R, C), pooled (N, P)."""
+        out = self.model.predict(np.asarray(pixels), batch_size=batch_size, verbose=0)
+        grid = out["grid"]
+        return grid.reshape(grid.shape[0], -1, grid.shape[-1]), out["pooled"]
+
+
+def _output_shape(model, key):
+    # A functional model keeps the dict it was built with; model.outputs is key-sorted.
+    return model._outputs_struct[key].shape
+
+
+def get_backbone(name=DEFAULT_BACKBONE, weights="imagenet"):
+    """Build backbone `name` with `weights` ("imagenet", a local weights file, or None)."""
+    name = name.lower().replace("-", "_")
+    if name.startswith("efficientnet_lite"):
+        from captioner.backbones.efficientnet_lite import VARIANTS, build_efficientnet_lite
+
+        if name not in VARIANTS:
+            raise WeightsError(f"unknown backbone {name!r}; choose from {', '.join(BACKBONES)}")
+        model = build_efficientnet_lite(name, weights=weights)
+    else:
+        from captioner.backbones.keras_applications import APPLICATIONS, build_keras_application
+
+        if name not in APPLICATIONS:
+            raise WeightsError(f"unknown backbone {name!r}; choose from {', '.join(BACKBONES)}")
+        model = build_keras_application(name, weights=weights)
+    backbone = Backbone(name, model)
+    return backbone

@@ -1,0 +1,202 @@
+"""The one beam search of captioner; greedy search is beam search with one beam.
+
+Every generator decodes through :func:`beam_search`. It is pure TensorFlow (one
+``tf.while_loop`` over time steps, no numpy, no python loop over steps or inputs), so it runs
+eagerly and inside ``tf.function`` / Keras layers saved to ``.keras``, with a dynamic batch size.
+
+Layout: the ``K = beam_size`` hypotheses of the ``B`` inputs are rows of ONE tensor of
+``N = B * K`` rows; row ``b * K + k`` is beam ``k`` of input ``b`` (what :func:`tile_beams`
+makes).
+
+The model is seen through one function::
+
+    step_fn(tokens, state) -> (log_probs, new_state, attention)
+
+    tokens     int32 (N,)     the previous token of every hypothesis (``start_id`` at step 0)
+    state      nest           tf.nest structure of tensors with leading dim N
+    log_probs  float (N, V)   log-softmaxed next-token distribution
+    new_state  nest           same structure (and dtypes) as ``state``
+    attention  float (N, R)   this step's attention weights; ignored (may be None) when
+                              ``attention_size`` is None
+
+Semantics (hand-checked in tests/decoding/test_beam_search.py):
+
+* Step 0 expands only beam 0 of each input (the others start at -inf), so the first step
+  yields K distinct hypotheses.
+* Each step a candidate scores ``(sum + log_prob) / length ** alpha`` where ``length`` counts
+  generated tokens including this one (and ``<end>``); the top K of the K*V candidates of each
+  input survive.
+* A hypothesis that emitted ``end_id`` is FROZEN: its only continuation is ``pad_id`` with
+  log-prob 0 and no length increase, so its sum, length and score never change; it keeps
+  competing with that score and may still win.
+* The loop stops when every hypothesis is finished (or dead, see below) or after
+  ``max_length`` steps; unfinished hypotheses are returned as they are.
+* If an input has fewer than K hypotheses of finite log-probability (tiny vocabularies, or a
+  model that puts -inf on tokens), the remaining beams are "dead": score -inf, sorted last.
+"""
+
+import tensorflow as tf
+
+from captioner.decoding.length_penalty import length_penalty, normalized_score
+
+_NEG_INF = float("-inf")
+
+
+def tile_beams(x, beam_size):
+    """Repeat every row ``beam_size`` times: (B, ...) -> (B * beam_size, ...).
+
+    Row ``b * beam_size + k`` is beam ``k`` of input ``b``, the row order :func:`beam_search`
+    uses. Works on a tensor or a tf.nest structure of tensors; use it for per-input constants
+    that ``step_fn`` closes over (e.g. annotations (B, R, D) -> (B*K, R, D)).
+    """
+    return tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0), x)
+
+
+def _loop_invariant(shape):
+    """The shape with its leading (batch * beam) dim left unknown."""
+    shape = tf.TensorShape(shape)
+    if shape.rank is None:
+        return shape
+    return tf.TensorShape([None]).concatenate(shape[1:])
+
+
+def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
+                alpha=0.0, attention_size=None, pad_id=0):
+    """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
+
+    Args:
+        step_fn: ``(tokens (N,) int32, state) -> (log_probs (N, V), new_state, attention (N, R))``
+            with ``N = batch_size * beam_size`` (see the module docstring).
+        initial_state: tf.nest structure of tensors with leading dim ``batch_size`` (NOT tiled;
+            it is tiled here). May be an empty structure, e.g. ``()``.
+        batch_size: int or scalar int tensor (e.g. ``tf.shape(images)[0]``).
+        beam_size: python int K >= 1.
+        max_length: python int >= 1, the most generated tokens per hypothesis, ``<end>``
+            included (``<start>`` is not generated and not counted).
+        start_id, end_id, pad_id: python ints; ``pad_id`` fills tokens after ``<end>``.
+        alpha: length penalty exponent (float or scalar tensor); 0 = raw log-prob sums,
+            1 = average log-prob per token.
+        attention_size: R, int or scalar int tensor, when ``step_fn`` returns attention weights;
+            None when the model has no attention: the third output of ``step_fn`` is then
+            ignored (return None) and ``"attention"`` has shape (B, K, max_length, 0).
+
+    Returns:
+        dict of tensors, hypotheses of each input sorted best first by ``scores``:
+            "tokens"     int32   (B, K, max_length)  generated tokens, ``<end>`` included, then pad
+            "lengths"    int32   (B, K)              tokens generated, ``<end>`` included
+            "scores"     float32 (B, K)              log_probs / lengths ** alpha (the ranking)
+            "log_probs"  float32 (B, K)              summed log-probabilities
+            "finished"   bool    (B, K)              emitted ``<end>`` within max_length
+            "attention"  float32 (B, K, max_length, R)  attention of each generated token,
+                                                        zeros after the end
+    """
+    beam_size = int(beam_size)
+    max_length = int(max_length)
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    K, T = beam_size, max_length
+    with_attention = attention_size is not None
+
+    B = tf.convert_to_tensor(batch_size, dtype=tf.int32)  # scalar
+    N = B * K
+    R = tf.convert_to_tensor(attention_size if with_attention else 0, dtype=tf.int32)
+    R_static = tf.get_static_value(R)
+    R_static = None if R_static is None else int(R_static)
+
+    state = tile_beams(initial_state, K)  # leaves (N, ...)
+    tokens = tf.fill([N], tf.constant(start_id, tf.int32))  # (N,)
+    # Only beam 0 is alive at first, so the first expansion gives K distinct hypotheses.
+    first = tf.constant([[0.0] + [_NEG_INF] * (K - 1)], tf.float32)  # (1, K)
+    sums = tf.tile(first, [B, 1])  # (B, K)
+    lengths = tf.zeros([B, K], tf.int32)
+    finished = tf.zeros([B, K], tf.bool)
+    token_hist = tf.fill([N, T], tf.constant(pad_id, tf.int32))  # (N, T)
+    attn_hist = tf.zeros([N, T, R], tf.float32)  # (N, T, R)
+    parent_offset = K * tf.range(B)[:, None]  # (B, 1): first row of each input
+    columns = tf.range(T)  # (T,)
+
+    def cond(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
+        done = finished | tf.equal(sums, _NEG_INF)  # (B, K): finished or dead
+        return tf.logical_and(step < T, tf.logical_not(tf.reduce_all(done)))
+
+    def body(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
+        log_probs, new_state, attention = step_fn(tokens, state)
+        log_probs = tf.cast(log_probs, tf.float32)
+        V = tf.shape(log_probs)[-1]
+        log_probs = tf.reshape(log_probs, [B, K, V])  # (B, K, V)
+
+        # A finished beam has one continuation: pad_id, log-prob 0, no length increase.
+        frozen = tf.where(tf.equal(tf.range(V), pad_id), 0.0, _NEG_INF)  # (V,)
+        log_probs = tf.where(finished[:, :, None], frozen, log_probs)  # (B, K, V)
+        cand_sums = sums[:, :, None] + log_probs  # (B, K, V)
+        cand_lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)  # (B, K)
+        cand_scores = cand_sums / length_penalty(cand_lengths, alpha)[:, :, None]  # (B, K, V)
+
+        _, best = tf.math.top_k(tf.reshape(cand_scores, [B, K * V]), k=K)  # (B, K) into K*V
+        parents = best // V  # (B, K) beam each survivor extends
+        new_tokens = best % V  # (B, K)
+        parent_finished = tf.gather(finished, parents, batch_dims=1)  # (B, K)
+        # (only matters for dead beams: a finished parent never emits anything but pad)
+        new_tokens = tf.where(parent_finished, pad_id, new_tokens)
+        sums = tf.gather(tf.reshape(cand_sums, [B, K * V]), best, batch_dims=1)  # (B, K)
+        lengths = tf.gather(cand_lengths, parents, batch_dims=1)  # (B, K)
+        finished = parent_finished | tf.equal(new_tokens, end_id)  # (B, K)
+
+        rows = tf.reshape(parents + parent_offset, [N])  # (N,) parent row of each survivor
+        tokens = tf.reshape(new_tokens, [N])  # (N,)
+        now = tf.equal(columns, step)  # (T,) the column written this step
+        token_hist = tf.where(now, tokens[:, None], tf.gather(token_hist, rows))  # (N, T)
+
+        # Same structure and dtypes as the loop variable, whatever nest type step_fn used.
+        new_state = tf.nest.pack_sequence_as(state, tf.nest.flatten(new_state))
+        state = tf.nest.map_structure(
+            lambda old, new: tf.gather(tf.cast(new, old.dtype), rows), state, new_state)
+
+        if with_attention:
+            if attention is None:
+                raise ValueError("attention_size was given but step_fn returned attention=None")
+            attention = tf.gather(tf.cast(attention, tf.float32), rows)  # (N, R)
+            attention = tf.where(tf.reshape(parent_finished, [N, 1]), 0.0, attention)
+            attn_hist = tf.where(now[None, :, None], attention[:, None, :],
+                                 tf.gather(attn_hist, rows))  # (N, T, R)
+        return step + 1, tokens, state, sums, lengths, finished, token_hist, attn_hist
+
+    loop_vars = (tf.constant(0), tokens, state, sums, lengths, finished, token_hist, attn_hist)
+    invariants = (
+        tf.TensorShape([]),
+        tf.TensorShape([None]),
+        tf.nest.map_structure(lambda s: _loop_invariant(s.shape), state),
+        tf.TensorShape([None, K]),
+        tf.TensorShape([None, K]),
+        tf.TensorShape([None, K]),
+        tf.TensorShape([None, T]),
+        tf.TensorShape([None, T, R_static]),
+    )
+    _, _, _, sums, lengths, finished, token_hist, attn_hist = tf.while_loop(
+        cond, body, loop_vars, shape_invariants=invariants, maximum_iterations=T)
+
+    scores = normalized_score(sums, lengths, alpha)  # (B, K)
+    order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # (B, K)
+
+    def best_first(x):
+        return tf.gather(x, order, batch_dims=1)
+
+    return {
+        "tokens": best_first(tf.reshape(token_hist, [B, K, T])),
+        "lengths": best_first(lengths),
+        "scores": best_first(scores),
+        "log_probs": best_first(sums),
+        "finished": best_first(finished),
+        "attention": best_first(tf.reshape(attn_hist, [B, K, T, R])),
+    }
+
+
+def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,
+                  alpha=0.0, attention_size=None, pad_id=0):
+    """Greedy decoding: :func:`beam_search` with ``beam_size=1`` (same arguments and outputs,
+    K = 1). ``alpha`` does not change the choice, only the reported ``scores``."""
+    return beam_search(step_fn, initial_state, batch_size, beam_size=1, max_length=max_length,
+                       start_id=start_id, end_id=end_id, alpha=alpha,
+                       attention_size=attention_size, pad_id=pad_id)

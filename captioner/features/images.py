@@ -1,0 +1,123 @@
+"""Image loading that is safe for user files.
+
+`load_image` honours EXIF orientation, converts every mode to RGB, refuses decompression
+bombs and raises `ImageError` naming the file for anything unreadable, so batch jobs can
+report the file and go on.
+"""
+
+import io
+import os
+import warnings
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from captioner.errors import ImageError
+
+# A 20,000 x 20,000 image is 400 megapixels; anything larger is treated as a bomb.
+MAX_PIXELS = 200_000_000
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
+
+
+def _to_rgb(image):
+    """Convert any PIL mode (L, P, RGBA, CMYK, I;16, ...) to RGB."""
+    if image.mode == "RGB":
+        return image
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        # 16/32-bit greyscale: rescale to 8 bits instead of clipping.
+        arr = np.asarray(image, dtype=np.float64)
+        hi = arr.max() if arr.size else 0
+        arr = arr * (255.0 / hi) if hi > 255 else arr
+        return Image.fromarray(arr.clip(0, 255).astype(np.uint8), "L").convert("RGB")
+    if image.mode == "F":
+        arr = np.asarray(image, dtype=np.float64)
+        lo, hi = (arr.min(), arr.max()) if arr.size else (0, 0)
+        arr = (arr - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(arr)
+        return Image.fromarray(arr.astype(np.uint8), "L").convert("RGB")
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        # Composite transparent pixels on white, as a viewer shows them.
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(background, rgba).convert("RGB")
+    return image.convert("RGB")
+
+
+def open_image(source, name=None):
+    """Open `source` (path, bytes or file object) as an RGB PIL image.
+
+    Raises ImageError(name, reason) for a missing, truncated, non-image or oversized file.
+    """
+    name = name or (str(source) if isinstance(source, (str, os.PathLike)) else "<upload>")
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            saved_limit = Image.MAX_IMAGE_PIXELS
+            Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+            try:
+                with Image.open(source) as image:
+                    image.seek(0)  # first frame of a GIF / animated WebP
+                    image = ImageOps.exif_transpose(image)
+                    image.load()
+                    return _to_rgb(image)
+            finally:
+                Image.MAX_IMAGE_PIXELS = saved_limit
+    except FileNotFoundError:
+        raise ImageError(name, "file not found") from None
+    except IsADirectoryError:
+        raise ImageError(name, "is a directory, not an image") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageError(name, f"refused: too many pixels (decompression bomb?): {exc}") from None
+    except UnidentifiedImageError:
+        raise ImageError(name, "not an image file (unknown or unsupported format)") from None
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise ImageError(name, f"cannot decode image: {exc}") from None
+
+
+def load_image(source, size=None, name=None):
+    """Load `source` as an RGB uint8 array (H, W, 3).
+
+    With `size=(height, width)` the image is resized to exactly that shape without cropping
+    (bilinear, antialiased), the geometry the bundled models were trained on.
+    """
+    image = open_image(source, name=name)
+    if size is not None:
+        height, width = size
+        if image.size != (width, height):
+            image = image.resize((width, height), Image.BILINEAR)
+    return np.asarray(image, dtype=np.uint8)
+
+
+def list_images(paths, recursive=True):
+    """Expand files, folders (recursed) and globs into a sorted, de-duplicated list of files.
+
+    Folders contribute files with an image extension; explicit files are kept whatever
+    their extension so a broken or misnamed file is reported rather than silently skipped.
+    """
+    import glob
+
+    found = []
+    for entry in paths:
+        entry = os.fspath(entry)
+        if os.path.isdir(entry):
+            for root, dirs, files in os.walk(entry):
+                dirs.sort()
+                for f in sorted(files):
+                    if f.lower().endswith(IMAGE_EXTENSIONS):
+                        found.append(os.path.join(root, f))
+                if not recursive:
+                    break
+        elif any(ch in entry for ch in "*?["):
+            matches = sorted(glob.glob(entry, recursive=True))
+            found.extend(m for m in matches if os.path.isfile(m))
+        else:
+            found.append(entry)
+    seen = set()
+    unique = []
+    for f in found:
+        if f not in seen:
+            seen.add(f)
+            unique.append(f)
+    return unique
