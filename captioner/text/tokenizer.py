@@ -1,0 +1,168 @@
+"""Regex word tokenization (Python and tf.strings twins), character tokenization, detokenization.
+
+Conventions, shared by :func:`tokenize` and :func:`tf_tokenize`:
+
+- Text is first NFC-normalised (Python only, see below) and the typographic apostrophe
+  ``’`` becomes ``'``.
+- A *word* is a run of letters, combining marks and digits (Unicode classes L, M, N), in
+  any script, which may contain single inner apostrophes or hyphens:
+  ``l'afrique``, ``aujourd'hui``, ``don't``, ``t-shirt``, ``straße``, ``नमस्ते``.
+  Elided French articles are deliberately **not** split off (``l'afrique`` stays one token):
+  it keeps tokenization reversible and identical in Python and tf.strings, and a
+  vocabulary built with ``min_count`` maps rare elided forms to ``<unk>`` anyway.
+  An apostrophe or hyphen that is not between two word characters is punctuation.
+- ``keep_punct=False`` drops everything that is not part of a word (punctuation,
+  symbols, underscores, stray apostrophes and hyphens).
+  ``keep_punct=True`` keeps every such non-space character as a one-character token
+  (``"..."`` becomes three ``"."`` tokens).
+- ``lower=True`` lower-cases with ``str.lower`` (``ß`` stays ``ß``; no case folding).
+
+Differences between :func:`tokenize` and :func:`tf_tokenize` (none for ASCII input):
+
+- ``tf_tokenize`` does not NFC-normalise (core TensorFlow has no Unicode normaliser), so
+  text written with decomposed accents (``e`` + U+0301) lower-cases and splits the same
+  but yields different (decomposed) strings, which a vocabulary built from NFC text
+  maps to ``<unk>``. Normalise such text before it reaches tf.data.
+- ``tf_tokenize`` treats the control characters U+0001 and U+0002 as spaces (it uses
+  them internally as markers); ``tokenize`` treats them as punctuation.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+__all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize"]
+
+# One "word character": letter, combining mark or digit, in any script.
+_WORD_CHAR = r"[\p{L}\p{M}\p{N}]"
+# A word: word characters with single inner apostrophes or hyphens.
+_WORD = rf"{_WORD_CHAR}+(?:['\-]{_WORD_CHAR}+)*"
+_WORD_RE = regex.compile(_WORD)
+_WORD_OR_PUNCT_RE = regex.compile(rf"{_WORD}|[^\p{{L}}\p{{M}}\p{{N}}\s]")
+_SPACE_RE = regex.compile(r"\s+")
+_GRAPHEME_RE = regex.compile(r"\X")
+
+# Punctuation that attaches to the word before it / to the word after it.
+_NO_SPACE_BEFORE = set(".,!?;:%)]}»…")
+_NO_SPACE_AFTER = set("([{«¿¡$#@")
+_BOTH_SIDES = set("/")
+
+
+def _normalize(text: str, lower: bool) -> str:
+    """NFC-normalise, unify apostrophes and optionally lower-case ``text``."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
+    text = unicodedata.normalize("NFC", text).replace("\u2019", "'")
+    return text.lower() if lower else text
+
+
+def tokenize(text: str, lower: bool = True, keep_punct: bool = False) -> list[str]:
+    """Split ``text`` into word tokens (and punctuation tokens if ``keep_punct``).
+
+    Args:
+        text: any Unicode string.
+        lower: lower-case first.
+        keep_punct: keep each punctuation/symbol character as its own token.
+
+    Returns:
+        The tokens, in order. ``tokenize("L'Afrique, c'est grand!")`` is
+        ``["l'afrique", "c'est", "grand"]``; with ``keep_punct=True``
+        ``["l'afrique", ",", "c'est", "grand", "!"]``.
+    """
+    text = _normalize(text, lower)
+    pattern = _WORD_OR_PUNCT_RE if keep_punct else _WORD_RE
+    return pattern.findall(text)
+
+
+def char_tokenize(text: str, lower: bool = False, graphemes: bool = False) -> list[str]:
+    """Split ``text`` into characters, for character-level models (transliteration).
+
+    Whitespace runs become a single ``" "`` token and leading/trailing whitespace is
+    dropped, so ``"".join(char_tokenize(s))`` gives back ``s`` with spaces normalised.
+
+    Args:
+        text: any Unicode string (NFC-normalised first).
+        lower: lower-case first.
+        graphemes: split into extended grapheme clusters (what a reader sees as one
+            character: ``"क्"`` or ``"é"`` written decomposed stay whole) instead of
+            code points.
+
+    Returns:
+        The characters (or clusters) in order.
+    """
+    text = _SPACE_RE.sub(" ", _normalize(text, lower).strip())
+    if graphemes:
+        return _GRAPHEME_RE.findall(text)
+    return list(text)
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Join word tokens into a sentence, attaching punctuation the English way.
+
+    No space goes before ``. , ! ? ; : % ) ] } » …`` nor after ``( [ { « ¿ ¡ $ # @``;
+    ``/`` attaches on both sides; straight quotes (``"`` and a standalone ``'``)
+    alternate between opening (attached to the next token) and closing (attached to
+    the previous one). Special tokens are not treated specially (decode first).
+
+    >>> detokenize(["a", "dog", "(", "brown", ")", "runs", ",", "says", '"', "hi", '"', "."])
+    'a dog (brown) runs, says "hi".'
+    """
+    out: list[str] = []
+    attach_next = False  # the previous token asks the next one to attach
+    quote_open = {'"': False, "'": False}
+    for token in tokens:
+        if not token:
+            continue
+        if token in quote_open:
+            closing = quote_open[token]
+            quote_open[token] = not closing
+            attach = closing or attach_next or not out
+            out.append(token if attach else " " + token)
+            attach_next = not closing
+            continue
+        attach = not out or attach_next or token in _NO_SPACE_BEFORE or token in _BOTH_SIDES
+        out.append(token if attach else " " + token)
+        attach_next = token in _NO_SPACE_AFTER or token in _BOTH_SIDES
+    return "".join(out)
+
+
+def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
+    """tf.strings twin of :func:`tokenize`, usable inside ``tf.data`` and Keras graphs.
+
+    Args:
+        strings: a string tensor (or Python str / list of str) of any rank.
+
+    Returns:
+        For a scalar: a 1-D string tensor of tokens, shape ``(num_tokens,)``.
+        For rank >= 1: a ``tf.RaggedTensor`` with one more (ragged) dimension,
+        e.g. ``(batch, None)``.
+
+    See the module docstring for the (non-ASCII) differences from :func:`tokenize`.
+    """
+    import tensorflow as tf
+
+    s = tf.convert_to_tensor(strings, dtype=tf.string)
+    s = tf.strings.regex_replace(s, "\u2019", "'")
+    if lower:
+        s = tf.strings.lower(s, encoding="utf-8")
+    # Pad with spaces so every word has a left and right neighbour.
+    s = tf.strings.join([" ", s, " "])
+    # Unicode spaces (RE2's \s is ASCII only) and our marker characters -> " ".
+    s = tf.strings.regex_replace(s, r"[\s\pZ\x0b\x85\x01\x02]", " ")
+    # Protect inner apostrophes/hyphens (word char on both sides) with markers
+    # \x01 and \x02. Matches cannot overlap, so "a-b-c" needs a second pass.
+    inner = r"([\pL\pM\pN])(')([\pL\pM\pN])"
+    inner_h = r"([\pL\pM\pN])(-)([\pL\pM\pN])"
+    for _ in range(2):
+        s = tf.strings.regex_replace(s, inner, "\\1\x01\\3")
+        s = tf.strings.regex_replace(s, inner_h, "\\1\x02\\3")
+    if keep_punct:
+        # Every remaining non-word, non-space character becomes its own token.
+        s = tf.strings.regex_replace(s, r"([^\pL\pM\pN\s\x01\x02])", " \\1 ")
+    else:
+        s = tf.strings.regex_replace(s, r"[^\pL\pM\pN\s\x01\x02]+", " ")
+    s = tf.strings.regex_replace(s, "\x01", "'")
+    s = tf.strings.regex_replace(s, "\x02", "-")
+    return tf.strings.split(s)

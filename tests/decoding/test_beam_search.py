@@ -1,0 +1,331 @@
+"""Beam search against hand-worked cases on a tiny Markov-chain "model".
+
+The model: the next-token distribution depends only on the previous token, through a fixed
+transition table ``P[prev, next]``; the state carries which table an input uses (so a batch
+can mix tables), the step count and a code of the prefix fed so far. The attention of a step
+is ``[step, prefix code]``, so the attention rows returned can be checked against the returned
+tokens: row t of a hypothesis y_1..y_L must be ``[t + 1, code(<start>, y_1, ..., y_t)]``.
+
+Vocabulary: 0 <pad>, 1 <start>, 2 <end>, 3 A, 4 B. Probabilities not listed are 0 (log -inf).
+"""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner.decoding import beam_search, greedy_search, tile_beams
+
+PAD, START, END, A, B = 0, 1, 2, 3, 4
+V = 5
+
+
+def table(rows):
+    """Log-prob table (V, V) from {prev: {next: prob}}; unlisted probabilities are 0."""
+    p = np.zeros((V, V), np.float64)
+    for prev, nexts in rows.items():
+        for nxt, prob in nexts.items():
+            p[prev, nxt] = prob
+    p[[PAD, END]] = 1.0 / V  # fed only to finished beams: whatever it is must be ignored
+    with np.errstate(divide="ignore"):
+        return np.log(p).astype(np.float32)
+
+
+# Greedy falls into a trap: A is the best first token, but its continuations are poor.
+#   greedy: <start> A (.6) <end> (.4)            p = .24
+#   beam 2: step 1 keeps [A] .6, [B] .4
+#           step 2: [B end] .36, [A end] .24, [A A] .18, [A B] .18, [B A] .02, [B B] .02
+#           keeps [B end], [A end]: both finished, stop.  best [B end], p = .36
+GREEDY_TRAP = table({START: {A: 0.6, B: 0.4}, A: {END: 0.4, A: 0.3, B: 0.3},
+                     B: {END: 0.9, A: 0.05, B: 0.05}})
+
+# A short hypothesis wins at alpha=0, a longer one at alpha=1 (beam 2).
+#   alpha 0: step 1 [A] ln.6 = -0.511, [end] ln.4 = -0.916 (finished)
+#            step 2 [end] -0.916 (frozen), [A end] ln.36 = -1.022, [A A] ln.24 = -1.427
+#            keeps [end], [A end]: all finished.  winner [end] -0.916
+#   alpha 1: step 2 [end] -0.916/1, [A end] -1.022/2 = -0.511, [A A] -1.427/2 = -0.714
+#            keeps [A end], [A A]   ([end] drops out)
+#            step 3 [A end] -0.511 (frozen), [A A end] ln.144/3 = -0.646, [A A A] ln.096/3 = -0.781
+#            keeps [A end], [A A end]: all finished.  winner [A end] -0.511
+SHORT_VS_LONG = table({START: {END: 0.4, A: 0.6}, A: {END: 0.6, A: 0.4}})
+
+# A hypothesis finished at step 1 stays frozen and wins later (beam 2, alpha 0).
+#   step 1: [A] ln.55 = -0.598, [end] ln.45 = -0.799 (finished)
+#   step 2: [A A] ln.495 = -0.703, [end] -0.799, [A end] ln.055 = -2.900  -> [A A], [end]
+#   step 3: [end] -0.799, [A A A] ln.4455 = -0.809, [A A end] ln.0495      -> [end], [A A A]
+#   step 4: [end] -0.799, [A A A A] ln.40095 = -0.914                       -> [end], [A A A A]
+#   step 5: [end] -0.799, [A A A A A] ln.360855 = -1.019
+#   max_length 2: [A A] (unfinished) leads; from max_length 3 on [end] is the winner.
+FROZEN = table({START: {END: 0.45, A: 0.55}, A: {A: 0.9, END: 0.1}})
+
+TABLES = np.stack([GREEDY_TRAP, SHORT_VS_LONG, FROZEN])  # (3, V, V)
+
+
+def markov_step_fn(tables):
+    tables = tf.convert_to_tensor(tables, tf.float32)  # (M, V, V)
+
+    def step_fn(tokens, state):
+        which = tf.cast(state["table"], tf.int32)  # (N,)
+        log_probs = tf.gather_nd(tables, tf.stack([which, tokens], axis=1))  # (N, V)
+        code = state["code"] * V + tf.cast(tokens, tf.float32)  # (N,) prefix incl. this token
+        step = state["step"] + 1.0
+        attention = tf.stack([step, code], axis=1)  # (N, 2)
+        return log_probs, {"table": state["table"], "code": code, "step": step}, attention
+
+    return step_fn
+
+
+def initial_state(table_ids):
+    table_ids = tf.cast(table_ids, tf.float32)  # (B,)
+    zeros = tf.zeros_like(table_ids)
+    return {"table": table_ids, "code": zeros, "step": zeros}
+
+
+def decode(table_ids, beam_size, max_length, alpha=0.0, tables=TABLES, **kwargs):
+    table_ids = tf.constant(table_ids, tf.float32)
+    return beam_search(markov_step_fn(tables), initial_state(table_ids), tf.shape(table_ids)[0],
+                       beam_size=beam_size, max_length=max_length, start_id=START, end_id=END,
+                       alpha=alpha, attention_size=2, pad_id=PAD, **kwargs)
+
+
+def hyp(result, b, k):
+    """(tokens up to length, length, score, log_prob, finished) of hypothesis k of input b."""
+    length = int(result["lengths"][b, k])
+    return (result["tokens"][b, k, :length].numpy().tolist(), length,
+            float(result["scores"][b, k]), float(result["log_probs"][b, k]),
+            bool(result["finished"][b, k]))
+
+
+def assert_hyp(result, b, k, tokens, prob, finished, alpha=0.0):
+    """Hypothesis k of input b is ``tokens`` with probability ``prob``, scored by hand."""
+    got_tokens, length, score, log_prob, got_finished = hyp(result, b, k)
+    assert (got_tokens, length, got_finished) == (tokens, len(tokens), finished)
+    assert log_prob == pytest.approx(math.log(prob), abs=1e-5)
+    assert score == pytest.approx(math.log(prob) / len(tokens) ** alpha, abs=1e-5)
+
+
+def expected_attention(tokens, max_length):
+    """Row t of a hypothesis y_1..y_L: [t + 1, code(<start>, y_1..y_t)]; zeros from L on."""
+    rows = np.zeros((max_length, 2), np.float32)
+    code = 0.0
+    for t, fed in enumerate([START] + list(tokens[:-1])):
+        code = code * V + fed
+        rows[t] = [t + 1, code]
+    return rows
+
+
+def check_attention(result):
+    tokens, lengths = result["tokens"].numpy(), result["lengths"].numpy()
+    attention = result["attention"].numpy()
+    T = tokens.shape[-1]
+    for b in range(tokens.shape[0]):
+        for k in range(tokens.shape[1]):
+            if not np.isfinite(result["scores"][b, k]):
+                continue  # dead beam
+            L = lengths[b, k]
+            np.testing.assert_array_equal(tokens[b, k, L:], PAD)
+            np.testing.assert_array_equal(attention[b, k], expected_attention(tokens[b, k, :L], T))
+
+
+def test_greedy_and_beam_disagree():
+    greedy = greedy_search(markov_step_fn(TABLES), initial_state(tf.constant([0.0])), 1,
+                           max_length=5, start_id=START, end_id=END, attention_size=2)
+    assert_hyp(greedy, 0, 0, [A, END], 0.24, True)
+    assert greedy["tokens"].shape == (1, 1, 5)
+
+    beam = decode([0], beam_size=2, max_length=5)
+    assert_hyp(beam, 0, 0, [B, END], 0.36, True)
+    assert_hyp(beam, 0, 1, [A, END], 0.24, True)
+    check_attention(beam)
+
+
+def test_alpha_changes_the_winner():
+    short = decode([1], beam_size=2, max_length=6, alpha=0.0)
+    assert_hyp(short, 0, 0, [END], 0.4, True)
+    assert_hyp(short, 0, 1, [A, END], 0.36, True)
+
+    long_ = decode([1], beam_size=2, max_length=6, alpha=1.0)
+    assert_hyp(long_, 0, 0, [A, END], 0.36, True, alpha=1.0)  # -1.022 / 2 = -0.511
+    assert_hyp(long_, 0, 1, [A, A, END], 0.144, True, alpha=1.0)  # -1.938 / 3 = -0.646
+    check_attention(long_)
+
+
+@pytest.mark.parametrize("max_length", [2, 3, 4, 5])
+def test_end_hypothesis_stays_frozen(max_length):
+    result = decode([2], beam_size=2, max_length=max_length)
+    # [A A] leads at max_length 2; from 3 on the frozen [end] is the winner
+    k_end = 1 if max_length == 2 else 0
+    # still there with the same length, sum and score, never extended: pad after <end>
+    assert_hyp(result, 0, k_end, [END], 0.45, True)
+    np.testing.assert_array_equal(result["tokens"][0, k_end], [END] + [PAD] * (max_length - 1))
+    # the other one ran on to max_length, unfinished: A A ... A
+    assert_hyp(result, 0, 1 - k_end, [A] * max_length, 0.55 * 0.9 ** (max_length - 1), False)
+    check_attention(result)
+
+
+def test_max_length_cuts_and_attention_follows_the_hypotheses():
+    result = decode([2], beam_size=2, max_length=3)
+    np.testing.assert_array_equal(result["tokens"][0], [[END, PAD, PAD], [A, A, A]])
+    np.testing.assert_array_equal(result["lengths"][0], [1, 3])
+    np.testing.assert_array_equal(result["finished"][0], [True, False])
+    # by hand: codes 1 (<start>), 1*5+3 = 8 (<start> A), 8*5+3 = 43 (<start> A A)
+    np.testing.assert_array_equal(result["attention"][0, 0], [[1, 1], [0, 0], [0, 0]])
+    np.testing.assert_array_equal(result["attention"][0, 1], [[1, 1], [2, 8], [3, 43]])
+
+
+def test_batch_equals_one_by_one():
+    ids = [2, 0, 1]
+    batch = decode(ids, beam_size=3, max_length=5, alpha=0.5)
+    for b, table_id in enumerate(ids):
+        single = decode([table_id], beam_size=3, max_length=5, alpha=0.5)
+        for key in single:
+            np.testing.assert_array_equal(batch[key][b].numpy(), single[key][0].numpy(), key)
+    check_attention(batch)
+
+
+def test_output_shapes_and_dtypes():
+    result = decode([0, 1], beam_size=3, max_length=4)
+    shapes = {key: (tuple(value.shape), value.dtype) for key, value in result.items()}
+    assert shapes == {
+        "tokens": ((2, 3, 4), tf.int32), "lengths": ((2, 3), tf.int32),
+        "scores": ((2, 3), tf.float32), "log_probs": ((2, 3), tf.float32),
+        "finished": ((2, 3), tf.bool), "attention": ((2, 3, 4, 2), tf.float32)}
+    scores = result["scores"].numpy()
+    assert np.all(np.diff(scores, axis=1) <= 0)  # best first
+
+
+def test_dead_beams_when_fewer_hypotheses_than_beams():
+    # only <end> is possible after <start>: one live hypothesis, two dead; stops after 1 step
+    only_end = table({START: {END: 1.0}})[None]
+    result = decode([0], beam_size=3, max_length=4, tables=only_end)
+    assert_hyp(result, 0, 0, [END], 1.0, True)
+    assert np.all(np.isneginf(result["scores"][0, 1:].numpy()))
+
+
+def test_tf_function_with_unknown_batch_equals_eager():
+    step_fn = markov_step_fn(TABLES)
+
+    def run(table_ids):
+        return beam_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
+                           beam_size=2, max_length=5, start_id=START, end_id=END, alpha=1.0,
+                           attention_size=2)
+
+    graph = tf.function(run, input_signature=[tf.TensorSpec([None], tf.float32)])
+    assert graph.get_concrete_function().structured_outputs["tokens"].shape.as_list() == \
+        [None, 2, 5]
+    ids = tf.constant([1.0, 2.0, 0.0, 2.0])
+    eager, traced = run(ids), graph(ids)
+    for key in eager:
+        np.testing.assert_array_equal(eager[key].numpy(), traced[key].numpy(), key)
+    # another batch size, same graph
+    assert graph(tf.constant([0.0]))["tokens"].shape == (1, 2, 5)
+
+
+def test_no_attention_and_empty_state():
+    log_probs = tf.constant(GREEDY_TRAP)
+
+    def step_fn(tokens, state):  # state carries nothing
+        return tf.gather(log_probs, tokens), state, None
+
+    def run(batch_size):
+        return beam_search(step_fn, (), batch_size, beam_size=2, max_length=5,
+                           start_id=START, end_id=END)
+
+    eager = run(3)
+    graph = tf.function(run, input_signature=[tf.TensorSpec([], tf.int32)])(tf.constant(3))
+    for result in (eager, graph):
+        assert result["attention"].shape == (3, 2, 5, 0)
+        np.testing.assert_array_equal(result["tokens"][:, 0, :2], [[B, END]] * 3)
+
+
+def test_tile_beams_row_order():
+    x = tf.constant([[1, 1], [2, 2]])
+    np.testing.assert_array_equal(tile_beams(x, 3), [[1, 1]] * 3 + [[2, 2]] * 3)
+    nested = tile_beams({"a": x, "b": (tf.constant([5, 6]),)}, 2)
+    np.testing.assert_array_equal(nested["b"][0], [5, 5, 6, 6])
+
+
+# --- against a plain python beam search (the per-input loop) on random tables -------------
+
+def reference_beam_search(logp, beam_size, max_length, alpha):
+    """One input, python lists, the same semantics, float32 arithmetic."""
+    f32 = np.float32
+    beams = [(f32(0.0), [], False)]  # (sum, tokens, finished): only beam 0 alive
+    for _ in range(max_length):
+        if all(finished for _, _, finished in beams):
+            break
+        candidates = []
+        for total, tokens, finished in beams:
+            if finished:
+                candidates.append((total, tokens, True))
+                continue
+            prev = tokens[-1] if tokens else START
+            for nxt in range(logp.shape[1]):
+                candidates.append((f32(total + logp[prev, nxt]), tokens + [nxt], nxt == END))
+
+        def score(c):
+            return c[0] / f32(np.power(f32(len(c[1])), f32(alpha)))
+
+        beams = sorted(candidates, key=lambda c: -score(c))[:beam_size]
+    return [(tokens, len(tokens), float(score(c)), float(total), finished)
+            for c in beams for total, tokens, finished in [c]]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+def test_random_tables_match_python_reference(alpha):
+    rng = np.random.default_rng(7)
+    vocab = 7
+    logits = rng.normal(scale=2.0, size=(4, vocab, vocab))
+    logits[:, :, [PAD, START]] = -np.inf  # never generated
+    logp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(np.float32)
+    result = decode([0, 1, 2, 3], beam_size=3, max_length=6, alpha=alpha, tables=logp)
+    check_attention(result)
+    for b in range(4):
+        expected = reference_beam_search(logp[b], 3, 6, alpha)
+        for k, (tokens, length, score, total, finished) in enumerate(expected):
+            got = hyp(result, b, k)
+            assert got[0] == tokens and got[1] == length and got[4] == finished
+            assert got[2] == pytest.approx(score, abs=1e-5)
+            assert got[3] == pytest.approx(total, abs=1e-5)
+
+
+# --- inside a Keras layer saved to .keras ---------------------------------------------------
+
+@keras.saving.register_keras_serializable(package="tests_decoding")
+class MarkovDecoder(keras.layers.Layer):
+    """Input: table ids (B, 1) float; output: the best tokens (B, max_length)."""
+
+    def __init__(self, beam_size=2, max_length=5, **kwargs):
+        super().__init__(**kwargs)
+        self.beam_size = beam_size
+        self.max_length = max_length
+        self.tables = self.add_weight(shape=TABLES.shape, initializer="zeros",
+                                      trainable=False, name="tables")
+        self.tables.assign(TABLES)
+
+    def call(self, table_ids):
+        table_ids = table_ids[:, 0]  # (B,)
+        result = beam_search(markov_step_fn(self.tables), initial_state(table_ids),
+                             tf.shape(table_ids)[0], beam_size=self.beam_size,
+                             max_length=self.max_length, start_id=START, end_id=END,
+                             attention_size=2)
+        return result["tokens"][:, 0]  # (B, max_length)
+
+    def get_config(self):
+        return {**super().get_config(), "beam_size": self.beam_size,
+                "max_length": self.max_length}
+
+
+def test_inside_a_keras_model_saved_and_loaded(tmp_path):
+    inputs = keras.Input(shape=(1,))
+    model = keras.Model(inputs, MarkovDecoder()(inputs))
+    ids = np.array([[0.0], [1.0], [2.0]], np.float32)
+    # beam 2, alpha 0: GREEDY_TRAP -> [B end], SHORT_VS_LONG -> [end], FROZEN -> [end]
+    expected = [[B, END, PAD, PAD, PAD], [END, PAD, PAD, PAD, PAD], [END, PAD, PAD, PAD, PAD]]
+    np.testing.assert_array_equal(model.predict(ids, verbose=0), expected)
+    path = tmp_path / "decoder.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(ids, verbose=0), expected)
