@@ -1,0 +1,113 @@
+"""Tests for captioner.text.tokenizer: regex words, characters, detokenization, tf twin."""
+
+import unicodedata
+
+import pytest
+
+from captioner.text.tokenizer import char_tokenize, detokenize, tf_tokenize, tokenize
+
+
+def test_english_lowercase_drops_punctuation():
+    text = "A child in a pink dress is climbing up a set of stairs in an entry way ."
+    assert tokenize(text) == "a child in a pink dress is climbing up a set of stairs in an entry way".split()
+
+
+def test_keep_case_and_punctuation():
+    assert tokenize("Hello, World!", lower=False, keep_punct=True) == ["Hello", ",", "World", "!"]
+    assert tokenize("Hello, World!", lower=False) == ["Hello", "World"]
+
+
+def test_inner_apostrophes_and_hyphens_stay_in_the_word():
+    assert tokenize("L'Afrique, c'est aujourd'hui!") == ["l'afrique", "c'est", "aujourd'hui"]
+    assert tokenize("Don't wear a t-shirt") == ["don't", "wear", "a", "t-shirt"]
+    # Curly apostrophe is unified with the straight one.
+    assert tokenize("l\u2019Afrique") == ["l'afrique"]
+
+
+def test_stray_apostrophes_and_hyphens_are_punctuation():
+    assert tokenize("'quoted' -- x- -y") == ["quoted", "x", "y"]
+    assert tokenize("'quoted' -- x-", keep_punct=True) == ["'", "quoted", "'", "-", "-", "x", "-"]
+
+
+def test_accents_and_other_scripts():
+    assert tokenize("Straße, ÉTÉ naïve Café") == ["straße", "été", "naïve", "café"]
+    # Devanagari combining marks must not split words.
+    assert tokenize("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+
+
+def test_nfc_normalisation():
+    decomposed = unicodedata.normalize("NFD", "café")
+    assert len(decomposed) == 5
+    assert tokenize(decomposed) == ["café"]
+
+
+def test_underscores_and_symbols():
+    assert tokenize("snake_case $10 50%") == ["snake", "case", "10", "50"]
+    assert tokenize("$10", keep_punct=True) == ["$", "10"]
+
+
+def test_empty_and_whitespace():
+    assert tokenize("") == []
+    assert tokenize(" \t\n ") == []
+
+
+def test_rejects_non_strings():
+    with pytest.raises(TypeError):
+        tokenize(None)
+
+
+def test_char_tokenize_code_points_and_graphemes():
+    assert char_tokenize("  ab  c ") == ["a", "b", " ", "c"]
+    assert char_tokenize("AbC", lower=True) == ["a", "b", "c"]
+    assert char_tokenize("नमस्ते") == ["न", "म", "स", "्", "त", "े"]
+    clusters = char_tokenize("नमस्ते", graphemes=True)
+    assert "".join(clusters) == "नमस्ते" and len(clusters) < 6
+    assert char_tokenize(unicodedata.normalize("NFD", "é")) == ["é"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A dog runs on the grass.",
+        "Is it (really) a cat, or a dog?",
+        'She said "hello" to me; I left.',
+        "L'Afrique est grande: 50% des gens!",
+        "It's a t-shirt... isn't it?",
+        "The 'best' day/night",
+    ],
+)
+def test_detokenize_inverts_tokenize_with_punctuation(sentence):
+    assert detokenize(tokenize(sentence, lower=False, keep_punct=True)) == sentence
+
+
+def test_detokenize_edge_cases():
+    assert detokenize([]) == ""
+    assert detokenize(["a", "", "b"]) == "a b"
+    assert detokenize(["¿", "qué", "?"]) == "¿qué?"
+
+
+TF_CASES = [
+    "A child in a pink dress is climbing up a set of stairs in an entry way .",
+    "L'Afrique, c'est grand!  Aujourd'hui -- t-shirt... 'quoted' don't",
+    "a-b-c-d x--y -z z- 'a' _under_score_ 3.5 $10 e-mail's",
+    "Straße ÉTÉ naïve Café",
+    "नमस्ते दुनिया",
+    "tab\tnew\nline\u00a0nbsp\u2009thin",
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize("keep_punct", [False, True])
+@pytest.mark.parametrize("text", TF_CASES)
+def test_tf_tokenize_matches_python(text, keep_punct):
+    got = [t.decode("utf-8") for t in tf_tokenize(text, keep_punct=keep_punct).numpy()]
+    assert got == tokenize(text, keep_punct=keep_punct)
+
+
+def test_tf_tokenize_batch_is_ragged():
+    import tensorflow as tf
+
+    out = tf_tokenize(tf.constant(["A b", "", "c, d!"]), lower=False)
+    assert isinstance(out, tf.RaggedTensor)
+    assert out.to_list() == [[b"A", b"b"], [], [b"c", b"d"]]
