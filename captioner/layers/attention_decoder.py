@@ -1,0 +1,239 @@
+"""The one decoder of the project: an LSTM/GRU that emits a token per step while a soft
+attention picks which annotation vectors matter now.
+
+Configurations cover every task of DESIGN.md:
+
+* image captioning with soft attention (Xu et al. 2015, Show, Attend and Tell):
+  `context="attention"`, `init_state="mean"`, `gate=True`, `deep_output=True`;
+* Show and Tell with a pooled/fc7 vector (one annotation, R=1): option 1 `context="none"`,
+  `init_state="mean"` (the vector sets s0); option 2 `context="concat"` (the vector is
+  concatenated to the word embedding at every step);
+* Bahdanau translation: `cell="gru"`, `init_state="given"` (from the encoder),
+  `maxout=True`; video captioning: `init_state="given"` (s0 = h_T) with attention over frames.
+
+Two entry points share the recurrent step:
+
+* `call(tokens, annotations, ...)`: teacher forcing over a whole sequence. Everything
+  that does not depend on the recurrence (embeddings and their input projection, the
+  attention keys `U a`, the deep output and the vocabulary projection) is computed for all
+  time steps at once outside the loop; the loop holds only the attention and the cell.
+* `prepare` + `step`: one token at a time, the interface `captioner.decoding.beam_search`
+  drives.
+"""
+
+import keras
+import tensorflow as tf
+
+from captioner.layers.additive_attention import AdditiveAttention
+
+CELLS = ("lstm", "gru")
+CONTEXTS = ("attention", "concat", "none")
+INIT_STATES = ("mean", "zero", "given")
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class AttentionDecoder(keras.layers.Layer):
+    def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256,
+                 annotation_dim=None, cell="lstm", context="attention", init_state="mean",
+                 gate=True, deep_output=True, maxout=False, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if cell not in CELLS:
+            raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
+        if context not in CONTEXTS:
+            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}")
+        if init_state not in INIT_STATES:
+            raise ValueError(f"init_state must be one of {INIT_STATES}, got {init_state!r}")
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention_units = attention_units
+        self.annotation_dim = annotation_dim
+        self.cell = cell
+        self.context = context
+        self.init_state = init_state
+        self.gate = gate and context == "attention"
+        self.deep_output = deep_output
+        self.maxout = maxout
+        self.dropout = dropout
+
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+        if context == "attention":
+            self.attention = AdditiveAttention(attention_units, name="attention")
+        if self.gate:
+            self.gate_dense = keras.layers.Dense(1, activation="sigmoid", name="f_beta")
+        if init_state == "mean":
+            self.init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
+            self.init_c = keras.layers.Dense(units, activation="tanh", name="init_c")
+        out_dim = embedding_dim * (2 if maxout else 1)
+        if deep_output:
+            self.out_h = keras.layers.Dense(out_dim, name="L_h")
+            self.out_e = keras.layers.Dense(out_dim, use_bias=False, name="L_e")
+            if context != "none":
+                self.out_z = keras.layers.Dense(out_dim, use_bias=False, name="L_z")
+        self.out_dropout = keras.layers.Dropout(dropout)
+        self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
+
+    # -- weights ----------------------------------------------------------------------
+    @property
+    def _gates(self):
+        return 4 if self.cell == "lstm" else 3
+
+    def build(self, annotation_shape=None):
+        d = self.annotation_dim or int(annotation_shape[-1])
+        self.annotation_dim = d
+        e, h, g = self.embedding_dim, self.units, self._gates * self.units
+        self.embedding.build((None, None))
+        self.kernel_e = self.add_weight(name="kernel_e", shape=(e, g), initializer="glorot_uniform")
+        if self.context != "none":
+            self.kernel_z = self.add_weight(name="kernel_z", shape=(d, g), initializer="glorot_uniform")
+        self.recurrent_kernel = self.add_weight(name="recurrent_kernel", shape=(h, g), initializer="orthogonal")
+        bias_init = "zeros"
+        if self.cell == "lstm":
+            # forget-gate bias 1 (Jozefowicz et al. 2015)
+            bias_init = keras.initializers.Constant(
+                [0.0] * h + [1.0] * h + [0.0] * (2 * h))
+        self.bias = self.add_weight(name="bias", shape=(g,), initializer=bias_init)
+        if self.cell == "gru":
+            self.recurrent_bias = self.add_weight(name="recurrent_bias", shape=(g,), initializer="zeros")
+        if self.context == "attention":
+            self.attention.build((None, h), (None, None, d))
+        if self.gate:
+            self.gate_dense.build((None, h))
+        if self.init_state == "mean":
+            self.init_h.build((None, d))
+            self.init_c.build((None, d))
+        out_dim = e * (2 if self.maxout else 1)
+        if self.deep_output:
+            self.out_h.build((None, None, h))
+            self.out_e.build((None, None, e))
+            if self.context != "none":
+                self.out_z.build((None, None, d))
+            self.vocab_dense.build((None, None, e))
+        else:
+            self.vocab_dense.build((None, None, h))
+        del out_dim
+        self.built = True
+
+    # -- memory and state -------------------------------------------------------------
+    def prepare(self, annotations, mask=None, initial_state=None):
+        """Per-input tensors reused at every step, and the initial state.
+
+        annotations (B, R, D); mask (B, R) bool or None; initial_state {"h", "c"} when
+        init_state="given". Returns (memory dict, state dict).
+        """
+        annotations = tf.convert_to_tensor(annotations)
+        annotations = tf.cast(annotations, self.compute_dtype)
+        if mask is None:
+            mask = tf.ones(tf.shape(annotations)[:2], dtype=tf.bool)
+        weights = tf.cast(mask, annotations.dtype)[..., None]  # (B, R, 1)
+        mean = tf.reduce_sum(annotations * weights, 1) / tf.maximum(tf.reduce_sum(weights, 1), 1.0)  # (B, D)
+        memory = {"annotations": annotations, "mask": mask, "mean": mean}
+        if self.context == "attention":
+            memory["keys"] = self.attention.project_keys(annotations)  # (B, R, A)
+        batch = tf.shape(annotations)[0]
+        if self.init_state == "mean":
+            state = {"h": self.init_h(mean), "c": self.init_c(mean)}
+        elif self.init_state == "zero":
+            zeros = tf.zeros((batch, self.units), self.compute_dtype)
+            state = {"h": zeros, "c": zeros}
+        else:
+            if initial_state is None:
+                raise ValueError("init_state='given' needs initial_state={'h': ..., 'c': ...}")
+            h = tf.convert_to_tensor(initial_state["h"])
+            state = {"h": h, "c": tf.convert_to_tensor(initial_state.get("c", tf.zeros_like(h)))}
+        return memory, state
+
+    # -- the recurrence ---------------------------------------------------------------
+    def _recurrent_step(self, x_e, state, memory):
+        """x_e: embedding already projected by kernel_e (B, G*H). Returns (state, context, alpha)."""
+        h_prev, c_prev = state["h"], state["c"]
+        if self.context == "attention":
+            context, alpha = self.attention(h_prev, memory["keys"], memory["annotations"], memory["mask"])
+            if self.gate:
+                context = context * self.gate_dense(h_prev)  # beta_t, a scalar gate (Xu et al. 4.2.1)
+        else:
+            mask = tf.cast(memory["mask"], x_e.dtype)
+            alpha = mask / tf.maximum(tf.reduce_sum(mask, -1, keepdims=True), 1.0)  # uniform (B, R)
+            context = memory["mean"] if self.context == "concat" else None
+        x = x_e + self.bias
+        if context is not None:
+            x = x + tf.matmul(context, self.kernel_z)  # (B, G*H)
+        if self.cell == "lstm":
+            gates = x + tf.matmul(h_prev, self.recurrent_kernel)
+            i, f, g, o = tf.split(gates, 4, axis=-1)
+            c = tf.sigmoid(f) * c_prev + tf.sigmoid(i) * tf.tanh(g)
+            h = tf.sigmoid(o) * tf.tanh(c)
+        else:  # GRU, reset gate after the recurrent matmul (as cuDNN / Keras reset_after)
+            rec = tf.matmul(h_prev, self.recurrent_kernel) + self.recurrent_bias
+            xz, xr, xh = tf.split(x, 3, axis=-1)
+            rz, rr, rh = tf.split(rec, 3, axis=-1)
+            z = tf.sigmoid(xz + rz)
+            r = tf.sigmoid(xr + rr)
+            h = z * h_prev + (1.0 - z) * tf.tanh(xh + r * rh)
+            c = c_prev
+        if context is None:
+            context = tf.zeros((tf.shape(h)[0], 0), h.dtype)
+        return {"h": h, "c": c}, context, alpha
+
+    def _output_logits(self, embedded, h, context, training=False):
+        """Deep output (Xu eq. 7 / Bahdanau maxout) -> vocabulary logits. Works on (B, ...) tensors."""
+        if self.deep_output:
+            hidden = self.out_h(h) + self.out_e(embedded)
+            if self.context != "none":
+                hidden = hidden + self.out_z(context)
+            if self.maxout:
+                shape = tf.concat([tf.shape(hidden)[:-1], [self.embedding_dim, 2]], 0)
+                hidden = tf.reduce_max(tf.reshape(hidden, shape), -1)  # maxout, pool size 2
+            else:
+                hidden = tf.tanh(hidden)
+        else:
+            hidden = h
+        return self.vocab_dense(self.out_dropout(hidden, training=training))
+
+    # -- teacher forcing --------------------------------------------------------------
+    def call(self, tokens, annotations, annotation_mask=None, initial_state=None, training=False):
+        """tokens (B, T) decoder inputs (<start> w1 ... w_{T-1}); annotations (B, R, D);
+        annotation_mask (B, R) bool marks real annotations (source words, frames).
+
+        Returns logits (B, T, V) and attention weights alpha (B, T, R).
+        """
+        memory, state = self.prepare(annotations, annotation_mask, initial_state)
+        embedded = self.embedding(tokens)  # (B, T, E)
+        x_e = tf.einsum("bte,eg->btg", embedded, self.kernel_e)  # (B, T, G*H), all steps at once
+        x_e_tm = tf.transpose(x_e, [1, 0, 2])  # time-major (T, B, G*H)
+
+        def body(carry, x_t):
+            st = {"h": carry[0], "c": carry[1]}
+            new_state, context, alpha = self._recurrent_step(x_t, st, memory)
+            return new_state["h"], new_state["c"], context, alpha
+
+        batch = tf.shape(tokens)[0]
+        ctx_dim = 0 if self.context == "none" else self.annotation_dim
+        init = (state["h"], state["c"],
+                tf.zeros((batch, ctx_dim), x_e.dtype),
+                tf.zeros(tf.shape(memory["mask"]), x_e.dtype))
+        hs, _, contexts, alphas = tf.scan(body, x_e_tm, initializer=init)  # each (T, B, ...)
+        hs = tf.transpose(hs, [1, 0, 2])  # (B, T, H)
+        contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
+        alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
+        logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
+        return logits, alphas
+
+    # -- one step, for beam search ----------------------------------------------------
+    def step(self, tokens, state, memory):
+        """tokens (N,) previous words; returns log-probs (N, V), new state, alpha (N, R)."""
+        embedded = self.embedding(tokens)  # (N, E)
+        x_e = tf.matmul(embedded, self.kernel_e)
+        new_state, context, alpha = self._recurrent_step(x_e, state, memory)
+        logits = self._output_logits(embedded, new_state["h"], context)
+        return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size, "embedding_dim": self.embedding_dim, "units": self.units,
+            "attention_units": self.attention_units, "annotation_dim": self.annotation_dim,
+            "cell": self.cell, "context": self.context, "init_state": self.init_state,
+            "gate": self.gate, "deep_output": self.deep_output, "maxout": self.maxout,
+            "dropout": self.dropout,
+        }

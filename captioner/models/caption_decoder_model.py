@@ -1,0 +1,116 @@
+"""The trainable half of an image captioner: annotation vectors -> words.
+
+Works on cached backbone features, so training never runs the CNN. The same object decodes
+with the shared beam search, and `ImageCaptioner` wraps it with a backbone for pixels.
+"""
+
+import keras
+import tensorflow as tf
+
+from captioner.decoding import beam_search, tile_beams
+from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
+
+# The model kinds of the Show-Attend-Tell paper comparison.
+KINDS = {
+    # kind: (features used, decoder context mode)
+    "attention": ("grid", "attention"),   # Xu et al. 2015, soft attention
+    "fc-init": ("pooled", "none"),         # Vinyals et al. 2015: image vector sets s0 only
+    "fc-concat": ("pooled", "concat"),     # image vector concatenated to the input every step
+}
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class CaptionDecoderModel(keras.Model):
+    """(annotations (B, R, D), input tokens (B, T)) -> logits (B, T, V).
+
+    annotations are the backbone grid (R = h*w) for kind "attention" and the pooled vector
+    as one region (R = 1) for the fc kinds. A Dense+ReLU projects them to `projection_dim`
+    first (shared by training and decoding). In training the doubly stochastic attention
+    penalty lambda * sum_i (1 - sum_t alpha_ti)^2 (Xu et al. eq. 14) is added as a loss.
+    """
+
+    def __init__(self, vocab_size, annotation_dim, kind="attention", projection_dim=512,
+                 embedding_dim=256, units=512, attention_units=256, dropout=0.5,
+                 attention_lambda=1.0, **kwargs):
+        super().__init__(**kwargs)
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        self.vocab_size = vocab_size
+        self.annotation_dim = annotation_dim
+        self.kind = kind
+        self.projection_dim = projection_dim
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention_units = attention_units
+        self.dropout = dropout
+        self.attention_lambda = attention_lambda
+        self.projection = keras.layers.Dense(projection_dim, activation="relu", name="projection")
+        self.annotation_dropout = keras.layers.Dropout(dropout / 2)
+        self.decoder = AttentionDecoder(
+            vocab_size, embedding_dim=embedding_dim, units=units, attention_units=attention_units,
+            annotation_dim=projection_dim, cell="lstm", context=KINDS[kind][1], init_state="mean",
+            gate=True, deep_output=True, dropout=dropout, name="decoder",
+        )
+        self.projection.build((None, None, annotation_dim))
+        self.decoder.build((None, None, projection_dim))
+        self._generate_fns = {}
+
+    @property
+    def feature(self):
+        return KINDS[self.kind][0]
+
+    def project(self, annotations, training=False):
+        annotations = tf.cast(annotations, self.compute_dtype)
+        if annotations.shape.rank == 2:  # pooled vector -> one region
+            annotations = annotations[:, None, :]
+        return self.annotation_dropout(self.projection(annotations), training=training)  # (B, R, P)
+
+    def call(self, inputs, training=False):
+        annotations = self.project(inputs["annotations"], training=training)
+        tokens = inputs["tokens"]
+        logits, alphas = self.decoder(tokens, annotations, training=training)  # (B,T,V), (B,T,R)
+        if training and self.kind == "attention" and self.attention_lambda:
+            valid = tf.cast(tokens != PAD_ID, alphas.dtype)[..., None]  # (B, T, 1)
+            coverage = tf.reduce_sum(alphas * valid, axis=1)  # (B, R): sum over t
+            penalty = tf.reduce_sum(tf.square(1.0 - coverage), axis=-1)  # (B,)
+            self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], alphas.dtype))
+        return logits
+
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
+        """Beam-decode annotations (B, R, D) or pooled (B, D). Returns the beam_search dict."""
+        key = (int(beam_size), float(alpha), int(max_length))
+        if key not in self._generate_fns:
+            @tf.function(reduce_retracing=True)
+            def fn(x):
+                return self._generate(x, *key)
+            self._generate_fns[key] = fn
+        return self._generate_fns[key](tf.convert_to_tensor(annotations))
+
+    def _generate(self, annotations, beam_size, alpha, max_length):
+        projected = self.project(annotations)  # (B, R, P)
+        memory, state = self.decoder.prepare(projected)
+        memory = tf.nest.map_structure(lambda t: tile_beams(t, beam_size), memory)  # (B*K, ...)
+        return beam_search(
+            lambda tokens, st: self.decoder.step(tokens, st, memory),
+            state, tf.shape(projected)[0], beam_size=beam_size, max_length=max_length,
+            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(projected)[1],
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size, "annotation_dim": self.annotation_dim, "kind": self.kind,
+            "projection_dim": self.projection_dim, "embedding_dim": self.embedding_dim,
+            "units": self.units, "attention_units": self.attention_units, "dropout": self.dropout,
+            "attention_lambda": self.attention_lambda,
+        }
+
+
+def masked_sparse_ce(y_true, logits):
+    """Per-token cross-entropy ignoring <pad> targets, scaled so Keras' mean is the masked mean."""
+    y_true = tf.cast(y_true, tf.int32)
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(y_true, tf.cast(logits, tf.float32))  # (B, T)
+    mask = tf.cast(y_true != PAD_ID, ce.dtype)
+    scale = tf.cast(tf.size(mask), ce.dtype) / tf.maximum(tf.reduce_sum(mask), 1.0)
+    return ce * mask * scale

@@ -1,0 +1,68 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner.layers.additive_attention import AdditiveAttention
+from captioner.layers.attention_decoder import AttentionDecoder
+
+CONFIGS = [
+    dict(cell="lstm", context="attention", init_state="mean", gate=True, deep_output=True),
+    dict(cell="gru", context="attention", init_state="given", gate=False, deep_output=True, maxout=True),
+    dict(cell="lstm", context="concat", init_state="mean", deep_output=True),
+    dict(cell="lstm", context="none", init_state="zero", deep_output=False),
+]
+
+
+def _decoder(**kw):
+    dec = AttentionDecoder(vocab_size=11, embedding_dim=6, units=8, attention_units=5, **kw)
+    dec.build((None, None, 7))
+    return dec
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_teacher_forcing_equals_stepwise_decoding(config):
+    """call() over a sequence must give the logits that step() gives one token at a time."""
+    keras.utils.set_random_seed(0)
+    dec = _decoder(**config)
+    rng = np.random.default_rng(0)
+    ann = rng.normal(size=(3, 4, 7)).astype("float32")
+    mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], bool)
+    tokens = rng.integers(0, 11, size=(3, 5)).astype("int32")
+    init = {"h": rng.normal(size=(3, 8)).astype("float32"), "c": rng.normal(size=(3, 8)).astype("float32")}
+    logits, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
+    assert logits.shape == (3, 5, 11) and alphas.shape == (3, 5, 4)
+    memory, state = dec.prepare(ann, mask, init)
+    for t in range(5):
+        log_probs, state, alpha = dec.step(tokens[:, t], state, memory)
+        np.testing.assert_allclose(log_probs, tf.nn.log_softmax(logits[:, t]), atol=1e-5)
+        np.testing.assert_allclose(alpha, alphas[:, t], atol=1e-6)
+    # attention never looks at masked annotations and sums to one
+    np.testing.assert_allclose(alphas.numpy().sum(-1), 1.0, atol=1e-5)
+    assert np.all(alphas.numpy()[~np.broadcast_to(mask[:, None, :], alphas.shape)] < 1e-6)
+
+
+def test_additive_attention_hand_case():
+    """With v = 1, W = 0, U = identity the scores are sum(tanh(a_i)); softmax by hand."""
+    att = AdditiveAttention(2)
+    att.build((None, 3), (None, None, 2))
+    att.query_dense.set_weights([np.zeros((3, 2), "float32")])
+    att.key_dense.set_weights([np.eye(2, dtype="float32"), np.zeros(2, "float32")])
+    att.score_dense.set_weights([np.ones((2, 1), "float32")])
+    ann = np.array([[[0.0, 0.0], [1.0, 1.0]]], "float32")
+    context, alpha = att(np.zeros((1, 3), "float32"), att.project_keys(ann), ann)
+    e = np.array([0.0, 2 * np.tanh(1.0)])
+    expected = np.exp(e) / np.exp(e).sum()
+    np.testing.assert_allclose(alpha[0], expected, atol=1e-6)
+    np.testing.assert_allclose(context[0], expected[1] * np.ones(2), atol=1e-6)
+
+
+def test_config_round_trip():
+    dec = _decoder(**CONFIGS[1])
+    clone = AttentionDecoder.from_config(dec.get_config())
+    assert clone.get_config() == dec.get_config()
+
+
+def test_bad_config_is_refused():
+    with pytest.raises(ValueError, match="cell"):
+        AttentionDecoder(10, cell="rnn")
