@@ -33,6 +33,9 @@ Semantics (hand-checked in tests/decoding/test_beam_search.py):
   ``max_length`` steps; unfinished hypotheses are returned as they are.
 * If an input has fewer than K hypotheses of finite log-probability (tiny vocabularies, or a
   model that puts -inf on tokens), the remaining beams are "dead": score -inf, sorted last.
+
+``step_fn`` runs on all N rows every step, finished and dead beams included (they are fed
+``pad_id``, which must therefore be a valid token id < V); what it returns for them is ignored.
 """
 
 import tensorflow as tf
@@ -116,6 +119,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     attn_hist = tf.zeros([N, T, R], tf.float32)  # (N, T, R)
     parent_offset = K * tf.range(B)[:, None]  # (B, 1): first row of each input
     columns = tf.range(T)  # (T,)
+    frozen = first[0]  # (K,) continuations of a finished beam: pad (log-prob 0), then none
 
     def cond(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
         done = finished | tf.equal(sums, _NEG_INF)  # (B, K): finished or dead
@@ -123,25 +127,31 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
     def body(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
         log_probs, new_state, attention = step_fn(tokens, state)
-        log_probs = tf.cast(log_probs, tf.float32)
+        log_probs = tf.cast(log_probs, tf.float32)  # (N, V)
         V = tf.shape(log_probs)[-1]
-        log_probs = tf.reshape(log_probs, [B, K, V])  # (B, K, V)
+        # (if V < K: -inf columns, so that every beam has K candidates)
+        log_probs = tf.pad(log_probs, [[0, 0], [0, tf.maximum(K - V, 0)]],
+                           constant_values=_NEG_INF)
+        # All candidates of a beam share its length, hence its penalty: only the K best
+        # continuations of each beam can survive, so rank K*K candidates, not K*V.
+        cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K)
+        cand_log_probs = tf.reshape(cand_log_probs, [B, K, K])
+        cand_tokens = tf.reshape(cand_tokens, [B, K, K])
 
         # A finished beam has one continuation: pad_id, log-prob 0, no length increase.
-        frozen = tf.where(tf.equal(tf.range(V), pad_id), 0.0, _NEG_INF)  # (V,)
-        log_probs = tf.where(finished[:, :, None], frozen, log_probs)  # (B, K, V)
-        cand_sums = sums[:, :, None] + log_probs  # (B, K, V)
+        cand_log_probs = tf.where(finished[:, :, None], frozen, cand_log_probs)  # (B, K, K)
+        cand_tokens = tf.where(finished[:, :, None], pad_id, cand_tokens)
+        cand_sums = tf.reshape(sums[:, :, None] + cand_log_probs, [B, K * K])
         cand_lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)  # (B, K)
-        cand_scores = cand_sums / length_penalty(cand_lengths, alpha)[:, :, None]  # (B, K, V)
+        penalty = tf.repeat(length_penalty(cand_lengths, alpha), K, axis=1)  # (B, K*K)
 
-        _, best = tf.math.top_k(tf.reshape(cand_scores, [B, K * V]), k=K)  # (B, K) into K*V
-        parents = best // V  # (B, K) beam each survivor extends
-        new_tokens = best % V  # (B, K)
-        parent_finished = tf.gather(finished, parents, batch_dims=1)  # (B, K)
-        # (only matters for dead beams: a finished parent never emits anything but pad)
-        new_tokens = tf.where(parent_finished, pad_id, new_tokens)
-        sums = tf.gather(tf.reshape(cand_sums, [B, K * V]), best, batch_dims=1)  # (B, K)
+        _, best = tf.math.top_k(cand_sums / penalty, k=K)  # (B, K) into K*K
+        parents = best // K  # (B, K) beam each survivor extends
+        sums = tf.gather(cand_sums, best, batch_dims=1)  # (B, K)
+        new_tokens = tf.gather(tf.reshape(cand_tokens, [B, K * K]), best, batch_dims=1)
+        new_tokens = tf.where(tf.equal(sums, _NEG_INF), pad_id, new_tokens)  # dead: pad
         lengths = tf.gather(cand_lengths, parents, batch_dims=1)  # (B, K)
+        parent_finished = tf.gather(finished, parents, batch_dims=1)  # (B, K)
         finished = parent_finished | tf.equal(new_tokens, end_id)  # (B, K)
 
         rows = tf.reshape(parents + parent_offset, [N])  # (N,) parent row of each survivor

@@ -329,3 +329,13 @@ def test_inside_a_keras_model_saved_and_loaded(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path)
     np.testing.assert_array_equal(loaded.predict(ids, verbose=0), expected)
+
+
+def test_more_beams_than_vocabulary():
+    # K = 7 > V = 5; by hand (GREEDY_TRAP, alpha 0) the best is still [B end] .36, then [A end]
+    result = decode([0], beam_size=7, max_length=4)
+    assert_hyp(result, 0, 0, [B, END], 0.36, True)
+    assert_hyp(result, 0, 1, [A, END], 0.24, True)
+    scores = result["scores"][0].numpy()
+    assert np.all(np.diff(scores[np.isfinite(scores)]) <= 0)
+    check_attention(result)
