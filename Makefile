@@ -1,0 +1,38 @@
+# Every target sets itself up: a fresh clone needs only `make app` or `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install app test test-fast system-deps clean
+
+$(STAMP): requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Java (coco-caption METEOR / PTB tokenizer), WordNet (METEOR fallback), Chromium (browser test).
+system-deps:
+	-@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  need=""; command -v java >/dev/null || need="$$need default-jre-headless"; \
+	  [ -d /usr/share/wordnet ] || need="$$need wordnet-base wordnet-sense-index"; \
+	  command -v chromium >/dev/null || need="$$need chromium"; \
+	  if [ -n "$$need" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; fi; \
+	fi
+
+app: $(STAMP)
+	$(VENV)/bin/streamlit run apps/app.py --server.headless true
+
+test: $(STAMP) system-deps
+	$(PY) -m pytest -n 2 -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m "not slow"
+
+clean:
+	rm -rf $(VENV) .pytest_cache
