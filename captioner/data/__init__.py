@@ -1,0 +1,7 @@
+"""Readers for public caption datasets, returning :class:`CaptionDataset`."""
+
+from captioner.data.caption_dataset import CaptionDataset
+from captioner.data.coco import KARPATHY_SPLITS, load_coco_karpathy
+from captioner.data.flickr8k import load_flickr8k, read_flickr8k_captions
+
+__all__ = ["CaptionDataset", "load_flickr8k", "read_flickr8k_captions", "load_coco_karpathy", "KARPATHY_SPLITS"]
