@@ -107,6 +107,7 @@ class CaptionDecoderModel(keras.Model):
         }
 
 
+@keras.saving.register_keras_serializable(package="captioner")
 def masked_sparse_ce(y_true, logits):
     """Per-token cross-entropy ignoring <pad> targets, scaled so Keras' mean is the masked mean."""
     y_true = tf.cast(y_true, tf.int32)

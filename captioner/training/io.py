@@ -12,8 +12,9 @@ def atomic_path(path, suffix=None):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    suffix = suffix if suffix is not None else "".join(
-        s for s in (".weights.h5", ".keras", ".h5", ".json", ".png", ".jsonl", ".csv") if path.endswith(s))[:12]
+    if suffix is None:  # keep the extension: some writers (Keras) insist on it
+        suffix = next((s for s in (".weights.h5", ".keras", ".h5", ".json", ".jsonl", ".png", ".csv")
+                       if path.endswith(s)), "")
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix or ".tmp", dir=directory)
     os.close(fd)
     os.unlink(tmp)  # writers that refuse to overwrite get a fresh name

@@ -151,16 +151,16 @@ def run(args):
 
     references = {p: dev.captions[p] for p in dev.image_paths}
 
-    def evaluate(beam_size=args.beam_size, tool="python", alpha=args.alpha):
+    def evaluate(beam_size=args.beam_size, tool="python", alpha=args.alpha, meteor=True):
         from captioner.metrics import evaluate_captions
 
         hyps = decode_captions(model, dev_feats, dev.image_paths, vocab, beam_size=beam_size,
                                alpha=alpha, max_length=args.max_length)
-        scores = evaluate_captions(references, hyps, tool=tool)
+        scores = evaluate_captions(references, hyps, tool=tool, meteor=meteor)
         return scores, hyps
 
     def epoch_eval():
-        scores, _ = evaluate()
+        scores, _ = evaluate(meteor=False)
         return {"dev_BLEU-4": scores["BLEU-4"], "dev_CIDEr": scores["CIDEr"]}
 
     callbacks = [
@@ -181,7 +181,7 @@ def run(args):
         scores, hyps = evaluate(beam_size=beam, tool="auto")
         metrics[f"beam_{beam}"] = {**scores, "decode_seconds": round(time.perf_counter() - t, 1)}
         log.info("dev beam %d: %s", beam, scores)
-    _, hyps = evaluate()
+    _, hyps = evaluate(meteor=False)
     samples = [{"image": os.path.basename(p), "caption": hyps[p], "references": references[p][:2]}
                for p in dev.image_paths[:20]]
     write_json(run_dir.path("dev_samples.json"), samples)
