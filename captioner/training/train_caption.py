@@ -170,7 +170,7 @@ def run(args):
     ]
     if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
         model.fit(dataset, epochs=args.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps,
-                  callbacks=callbacks, verbose=1 if sys.stdout.isatty() else 2)
+                  callbacks=callbacks, verbose=1)
     # 3. the best weights -> one-file inference model + metrics
     model.load_weights(run_dir.path("best.weights.h5"))
     history = json.load(open(run_dir.path("history.json")))
