@@ -1,0 +1,473 @@
+"""Batch captioning: many image files -> one output row per image, resumable and shardable.
+
+    report = caption_images(list_images(["photos/"]), load_captioner("model.keras"),
+                            output="captions.jsonl", attention_dir="attention/")
+
+* Images are decoded by a thread pool while the model captions the previous batch (as in
+  `captioner.features.extract`); only `prefetch` batches are in memory at once.
+* One row per image, `{"image": path, "caption": ..., "score": ...}` or
+  `{"image": path, "error": ...}` (a broken file is reported and skipped, the rest captioned),
+  as JSON lines (default) or CSV. Rows are appended, flushed and fsynced after every batch,
+  so a kill loses at most the batch in flight.
+* A rerun with the same output skips images already present (resume without duplicates); an
+  incomplete last line left by a kill is dropped and that image captioned again.
+* `shard=(i, n)`: each image belongs to exactly one of n shards, chosen by a stable hash of its
+  path, so n hosts given the same PATHS can each run one shard into their own output.
+* `attention_dir`: one PNG per image, the caption's words each over its attention map; the
+  file name is the image's stem plus a hash of its absolute path (two `img.jpg` in different
+  folders never collide) and the row names it under "attention".
+"""
+
+import collections
+import concurrent.futures
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import sys
+import time
+
+import numpy as np
+from PIL import Image
+from tqdm.auto import tqdm
+
+from captioner.errors import ImageError, InputError
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("jsonl", "csv")
+CSV_FIELDS = ("image", "caption", "score", "error", "attention")
+DISPLAY_MAX_SIDE = 448  # pixels kept per image for attention figures
+
+
+@dataclasses.dataclass
+class CaptionReport:
+    selected: int = 0          # images in this run's shard
+    captioned: int = 0         # captioned in this run
+    skipped: int = 0           # already in the output (captioned or failed before)
+    failed: list = dataclasses.field(default_factory=list)  # [(path, message)] failed in this run
+    previous_errors: int = 0   # images of this shard recorded as failed by an earlier run
+    seconds: float = 0.0
+
+    @property
+    def images_per_second(self):
+        return self.captioned / self.seconds if self.seconds else 0.0
+
+    @property
+    def exit_status(self):
+        """1 when any image of the shard has an error row (this run or an earlier one), else 0."""
+        return 1 if self.failed or self.previous_errors else 0
+
+
+# ----------------------------------------------------------------------------- model
+
+
+def load_captioner(path):
+    """Load an `ImageCaptioner` .keras file (safe mode on); InputError naming the file if it can't."""
+    import keras
+
+    # registers the Keras classes a saved captioner refers to
+    import captioner.layers.image_preprocessing  # noqa: F401
+    from captioner.models.image_captioner import ImageCaptioner
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise InputError(f"model file {path} not found")
+    try:
+        model = keras.models.load_model(path)
+    except Exception as exc:  # Keras raises ValueError/TypeError/OSError variously
+        raise InputError(f"{path}: cannot load as a Keras model: {exc}") from exc
+    if not isinstance(model, ImageCaptioner):
+        raise InputError(f"{path}: is a {type(model).__name__}, not an image captioner (ImageCaptioner)")
+    return model
+
+
+# ----------------------------------------------------------------------------- sharding
+
+
+def parse_shard(text):
+    """Parse "I/N" (0 <= I < N) into (I, N); InputError otherwise."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if not match:
+        raise InputError(f"--shard {text!r}: expected I/N, e.g. 0/4 (shards are numbered 0..N-1)")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or index >= count:
+        raise InputError(f"--shard {text!r}: need N >= 1 and 0 <= I < N (shards are numbered 0..N-1)")
+    return index, count
+
+
+def shard_of(path, count):
+    """The shard (0..count-1) of `path`: a stable hash of the path as listed, same on every host."""
+    key = os.fspath(path).replace(os.sep, "/").encode("utf-8", "surrogateescape")
+    return int.from_bytes(hashlib.sha1(key).digest()[:8], "big") % count
+
+
+def select_shard(paths, shard):
+    """The paths of `shard` = (index, count) in sorted order; all paths when shard is None."""
+    paths = sorted(os.fspath(p) for p in paths)
+    if shard is None:
+        return paths
+    index, count = parse_shard(shard) if isinstance(shard, str) else (int(shard[0]), int(shard[1]))
+    if count < 1 or not 0 <= index < count:
+        raise InputError(f"shard {index}/{count}: need N >= 1 and 0 <= I < N")
+    return [p for p in paths if shard_of(p, count) == index]
+
+
+# ----------------------------------------------------------------------------- output files
+
+
+def output_format(output, fmt=None):
+    """`fmt` if given, else "csv" for a .csv output, else "jsonl"."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise InputError(f"--format {fmt!r}: choose from {', '.join(FORMATS)}")
+        return fmt
+    return "csv" if output and os.fspath(output).lower().endswith(".csv") else "jsonl"
+
+
+def attention_png_name(path):
+    """File name of an image's attention PNG: its stem plus a hash of its absolute path."""
+    absolute = os.path.abspath(os.fspath(path))
+    digest = hashlib.sha1(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(os.path.basename(absolute))[0])[:80] or "image"
+    return f"{stem}-{digest}.png"
+
+
+def _key(path):
+    return os.path.normpath(os.path.abspath(os.fspath(path)))
+
+
+def _drop_incomplete_tail(path):
+    """Truncate `path` after its last newline (a kill can leave half a line); returns bytes dropped."""
+    size = os.path.getsize(path)
+    if size == 0:
+        return 0
+    with open(path, "rb") as f:
+        end = size
+        chunk = 1 << 16
+        while end > 0:  # scan backwards for the last b"\n"
+            start = max(0, end - chunk)
+            f.seek(start)
+            block = f.read(end - start)
+            i = block.rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            end = start
+        else:
+            keep = 0
+    if keep < size:
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+    return size - keep
+
+
+def read_output(path, fmt):
+    """Rows of an existing output file, as dicts, after dropping an incomplete last line.
+
+    Raises InputError naming the file and line when a complete line is not a row this
+    command writes (another file given as --output by mistake): nothing is appended to it.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return []
+    dropped = _drop_incomplete_tail(path)
+    if dropped:
+        log.warning("%s: dropped an incomplete last line (%d bytes) left by an interrupted run; "
+                    "that image is captioned again", path, dropped)
+    rows = []
+    with open(path, encoding="utf-8", errors="strict", newline="") as f:
+        try:
+            if fmt == "jsonl":
+                for lineno, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise InputError(f"{path}:{lineno}: not a JSON line ({exc.msg}); "
+                                         f"is this a captioner output file?") from None
+                    if not isinstance(row, dict) or not isinstance(row.get("image"), str):
+                        raise InputError(f"{path}:{lineno}: a row without an \"image\" field; "
+                                         f"is this a captioner output file?")
+                    rows.append(row)
+            else:
+                reader = csv.reader(f)
+                header = next(reader, None)
+                if header is None:
+                    return []
+                if tuple(header) != CSV_FIELDS:
+                    raise InputError(f"{path}:1: CSV header is {header}, expected {list(CSV_FIELDS)}; "
+                                     f"is this a captioner output file?")
+                for record in reader:
+                    if not record:
+                        continue
+                    if len(record) != len(CSV_FIELDS):
+                        raise InputError(f"{path}:{reader.line_num}: {len(record)} fields, expected "
+                                         f"{len(CSV_FIELDS)}")
+                    rows.append({k: v for k, v in zip(CSV_FIELDS, record) if v != ""})
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text ({exc.reason}); is this a captioner output file?") from None
+    return rows
+
+
+def _rewrite_without(path, fmt, drop_keys):
+    """Atomically rewrite `path` without the error rows of images in `drop_keys`."""
+    from captioner.training.io import atomic_path
+
+    kept = [r for r in read_output(path, fmt) if not ("error" in r and _key(r["image"]) in drop_keys)]
+    with atomic_path(path, ".tmp") as tmp:
+        with open(tmp, "wb") as f:
+            f.write(_encode_rows(kept, fmt, header=True))
+
+
+def _encode_rows(rows, fmt, header=False):
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    if header:
+        writer.writerow(CSV_FIELDS)
+    for r in rows:
+        writer.writerow(["" if r.get(k) is None else r[k] for k in CSV_FIELDS])
+    return buf.getvalue().encode("utf-8")
+
+
+class _Sink:
+    """Appends encoded rows to a locked file (flush + fsync per batch) or writes them to a text stream."""
+
+    def __init__(self, output, fmt, stream=None):
+        self.fmt = fmt
+        self.output = os.fspath(output) if output is not None else None
+        self.stream = stream
+        self.file = None
+        self._header = fmt == "csv"  # for a stream: before the first row
+        if self.output is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(self.output)), exist_ok=True)
+            self.reopen()
+
+    def reopen(self):
+        """(Re)open the output for appending under an exclusive lock (after it was replaced)."""
+        if self.file is not None:
+            self.file.close()
+        self.file = open(self.output, "ab")
+        _lock(self.file, self.output)
+
+    def write(self, rows):
+        if self.file is not None:
+            header = self.fmt == "csv" and os.fstat(self.file.fileno()).st_size == 0
+            data = _encode_rows(rows, self.fmt, header=header)
+            self.file.write(data)
+            self.file.flush()
+            os.fsync(self.file.fileno())
+        else:
+            data = _encode_rows(rows, self.fmt, header=self._header)
+            self._header = False
+            stream = self.stream or sys.stdout
+            stream.write(data.decode("utf-8"))
+            stream.flush()
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _lock(f, name):
+    """Refuse a second process appending to the same output (rows would interleave)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise InputError(f"{name}: another captioning process is writing this file; "
+                         f"give each process its own --output (e.g. one per --shard)") from None
+
+
+# ----------------------------------------------------------------------------- decoding
+
+
+def _decode(path, size, keep_display):
+    """(pixels (h, w, 3) uint8 at the model size, display image or None, error or None)."""
+    from captioner.features.images import open_image
+
+    try:
+        image = open_image(path)
+        height, width = size
+        # the same resize as captioner.features.images.load_image (no crop, bilinear)
+        resized = image if image.size == (width, height) else image.resize((width, height), Image.BILINEAR)
+        pixels = np.asarray(resized, dtype=np.uint8)
+        display = None
+        if keep_display:
+            image.thumbnail((DISPLAY_MAX_SIDE, DISPLAY_MAX_SIDE), Image.BILINEAR)
+            display = np.asarray(image, dtype=np.uint8)
+        return pixels, display, None
+    except ImageError as exc:
+        return None, None, exc.reason
+    except Exception as exc:  # a batch job reports a file it cannot read and goes on
+        log.debug("unexpected error reading %s", path, exc_info=True)
+        return None, None, f"cannot read image: {type(exc).__name__}: {exc}"
+
+
+def _clean(text):
+    return " ".join(str(text).split())  # one line: no newlines inside a CSV/JSON row
+
+
+# ----------------------------------------------------------------------------- engine
+
+
+def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None, batch_size=16,
+                   output=None, fmt=None, attention_dir=None, shard=None, workers=None, prefetch=2,
+                   progress=True, retry_errors=False, stream=None):
+    """Caption image files with `model` (an ImageCaptioner) and write one row per image.
+
+    Args:
+        paths: image files (expand folders/globs first with `captioner.features.images.list_images`).
+        beam_size, alpha, max_length: decoding settings (None: the model's own).
+        batch_size: images per model call.
+        output: file to append rows to (created; resumed when it exists), or None to write
+            rows to `stream` (default stdout) with no resume.
+        fmt: "jsonl" or "csv" (default: from the output's extension, else jsonl).
+        attention_dir: folder for one attention PNG per image (attention models only).
+        shard: (index, count) or "I/N": caption only this shard of the sorted paths.
+        workers: image decoding threads; prefetch: batches decoded ahead of the model.
+        retry_errors: caption again the images an earlier run recorded as failed (their
+            error rows are removed from the output first).
+
+    Returns a CaptionReport; its `exit_status` is 1 when any image of the shard failed.
+    """
+    if batch_size < 1:
+        raise InputError(f"batch size must be >= 1, got {batch_size}")
+    fmt = output_format(output, fmt)
+    if attention_dir is not None and model.decoder.feature != "grid":
+        raise InputError(f"--attention-dir needs a soft-attention model; this model is of kind "
+                         f"{model.decoder.kind!r} (one pooled vector, no attention map)")
+    selected = select_shard(paths, shard)
+    report = CaptionReport(selected=len(selected))
+    wanted = {_key(p) for p in selected}
+
+    sink = _Sink(output, fmt, stream=stream)  # locks the output before reading it
+    try:
+        done = {}
+        if output is not None:
+            rows = read_output(output, fmt)
+            errors = {_key(r["image"]) for r in rows if "error" in r} & wanted
+            if retry_errors and errors:
+                log.info("%s: removing %d error rows to caption those images again", output, len(errors))
+                _rewrite_without(output, fmt, errors)
+                sink.reopen()
+                rows = [r for r in rows if not ("error" in r and _key(r["image"]) in errors)]
+            for r in rows:
+                done[_key(r["image"])] = "error" not in r
+        todo = [p for p in selected if _key(p) not in done]
+        report.skipped = len(selected) - len(todo)
+        report.previous_errors = sum(1 for p in selected if done.get(_key(p)) is False)
+        if report.skipped:
+            log.info("%s: %d of %d images already done, skipping them", output, report.skipped, len(selected))
+        if attention_dir is not None:
+            os.makedirs(attention_dir, exist_ok=True)
+        _run(todo, model, sink, report, beam_size=beam_size, alpha=alpha, max_length=max_length,
+             batch_size=batch_size, attention_dir=attention_dir, workers=workers, prefetch=prefetch,
+             progress=progress)
+    finally:
+        sink.close()
+    return report
+
+
+def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size, attention_dir, workers,
+         prefetch, progress):
+    """The decode -> caption -> write loop over `todo`; fills `report`."""
+    size = model.input_size
+    workers = workers or min(8, (os.cpu_count() or 2) * 2)
+    batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+    bar = tqdm(total=len(todo), unit="img", desc="caption", disable=not progress, dynamic_ncols=True,
+               file=sys.stderr)
+    start = time.perf_counter()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            pending = collections.deque()
+
+            def submit(batch):
+                pending.append((batch, [pool.submit(_decode, p, size, attention_dir is not None)
+                                        for p in batch]))
+
+            for batch in batches[:prefetch]:
+                submit(batch)
+            next_batch = prefetch
+            while pending:
+                batch, futures = pending.popleft()
+                if next_batch < len(batches):
+                    submit(batches[next_batch])
+                    next_batch += 1
+                decoded = [f.result() for f in futures]
+                ok = [i for i, (pixels, _, _) in enumerate(decoded) if pixels is not None]
+                captions = {}
+                if ok:
+                    pixels = np.stack([decoded[i][0] for i in ok])  # (b, h, w, 3) uint8
+                    out = model.generate(pixels, beam_size, alpha, max_length)
+                    captions = dict(zip(ok, model.decode_outputs(out)))
+                figures = {}
+                if attention_dir is not None:
+                    figures = {i: pool.submit(_save_attention, attention_dir, batch[i], decoded[i][1], cap,
+                                              *word_attention(model, out, b))
+                               for b, (i, cap) in enumerate(captions.items())}
+                rows = []
+                for i, path in enumerate(batch):
+                    if i in captions:
+                        cap = captions[i]
+                        row = {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
+                        if i in figures:
+                            row["attention"] = figures[i].result()  # PNG on disk before its row
+                        rows.append(row)
+                        report.captioned += 1
+                    else:
+                        message = _clean(decoded[i][2])
+                        rows.append({"image": path, "error": message})
+                        report.failed.append((path, message))
+                        log.warning("skipped %s: %s", path, message)
+                sink.write(rows)
+                bar.update(len(batch))
+                if report.failed:
+                    bar.set_postfix(failed=len(report.failed))
+    finally:
+        report.seconds = time.perf_counter() - start
+        bar.close()
+
+
+def word_attention(model, out, b):
+    """(words, maps (len(words) + 1 or len(words), h, w)) of the best beam of item `b` of `out`.
+
+    Built from the raw token ids so each map stays with its word: steps whose token is
+    <pad> or <start> (which a barely trained model can emit, and the caption text drops)
+    are dropped with their maps; the <end> step's map is kept last when there is one.
+    """
+    from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
+
+    gh, gw = model.grid_shape
+    steps = int(out["lengths"][b, 0])
+    ids = out["tokens"][b, 0, :steps].tolist()
+    maps = out["attention"][b, 0, :steps].reshape(steps, gh, gw)  # (steps, h, w)
+    words, keep = [], []
+    for t, token_id in enumerate(ids):
+        if token_id in (PAD_ID, START_ID):
+            continue
+        keep.append(t)
+        if token_id == END_ID:
+            break
+        words.append(model.vocabulary.id_to_token(token_id))
+    return words, maps[keep]
+
+
+def _save_attention(directory, path, display, cap, words, maps):
+    from captioner.visualize.attention_overlay import save_caption_attention_png
+
+    target = os.path.join(directory, attention_png_name(path))
+    title = f"{cap.text}   (score {cap.score:.3f})" if words else "(empty caption)"
+    return save_caption_attention_png(target, display, words, maps, title=title)
