@@ -1,0 +1,212 @@
+"""3-way textual entailment (NEUTRAL / ENTAILMENT / CONTRADICTION) with attention between the
+premise and the hypothesis: ESIM-lite (Chen et al. 2017), in one Keras object.
+
+1. One shared `TextEncoder` (bidirectional GRU, the translator's encoder) makes annotations of
+   the premise a (B, P, D) and of the hypothesis b (B, H, D).
+2. Soft alignment e_ij = a_i . b_j: each hypothesis word attends over the premise words
+   (Rocktaschel et al. 2016 word-by-word attention) and each premise word over the hypothesis.
+3. Local inference [x; x~; x - x~; x * x~; exact-match flag] -> Dense+ReLU, then masked mean and
+   max pooling over each sentence.
+4. The pooled vectors and a few lexical pair features (word overlap both ways, negation words
+   on each side, length ratio: `pair_features`) -> MLP -> 3 logits.
+
+The vocabulary and the tokenizer settings are in the config, so
+
+    import captioner, keras
+    model = keras.models.load_model("assets/models/sick_entailment.keras")
+    model.entail(["A man is playing a guitar"], ["A man is not playing a guitar"])
+
+works in a fresh process and returns labels, probabilities and the hypothesis-over-premise
+attention matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.layers.text_encoder import TextEncoder
+from captioner.text.tokenizer import tokenize
+from captioner.text.vocabulary import PAD_ID, Vocabulary
+
+LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
+NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never", "nowhere", "neither",
+                       "nor", "without", "isn't", "aren't", "doesn't", "don't", "didn't", "wasn't",
+                       "weren't", "can't", "cannot", "won't"})
+NUM_PAIR_FEATURES = 9
+
+
+def entail_tokens(text: str) -> list[str]:
+    return tokenize(text, lower=True, keep_punct=False)
+
+
+def pair_features(premise_tokens, hypothesis_tokens) -> np.ndarray:
+    """Lexical features of a token pair, float32 (NUM_PAIR_FEATURES,):
+
+    share of hypothesis words found in the premise, and of premise words in the hypothesis;
+    Jaccard overlap of the word sets; negation words in the premise, in the hypothesis, their
+    difference and whether exactly one side has any; hypothesis/premise length ratio; share of
+    hypothesis words missing from the premise that are negations.
+    """
+    p, h = list(premise_tokens), list(hypothesis_tokens)
+    ps, hs = set(p), set(h)
+    h_in_p = sum(t in ps for t in h) / max(len(h), 1)
+    p_in_h = sum(t in hs for t in p) / max(len(p), 1)
+    jaccard = len(ps & hs) / max(len(ps | hs), 1)
+    neg_p = sum(t in NEGATIONS for t in p)
+    neg_h = sum(t in NEGATIONS for t in h)
+    missing = [t for t in h if t not in ps]
+    neg_missing = sum(t in NEGATIONS for t in missing) / max(len(missing), 1)
+    return np.array([h_in_p, p_in_h, jaccard, min(neg_p, 3) / 3.0, min(neg_h, 3) / 3.0,
+                     (neg_h - neg_p) / 3.0, float((neg_p > 0) != (neg_h > 0)),
+                     len(h) / max(len(p), 1), neg_missing], np.float32)
+
+
+@dataclasses.dataclass
+class Entailment:
+    label: str                    # NEUTRAL / ENTAILMENT / CONTRADICTION
+    probabilities: dict           # {label: probability}
+    premise_tokens: list
+    hypothesis_tokens: list
+    attention: np.ndarray | None  # (len(hypothesis_tokens), len(premise_tokens)): hypothesis over premise
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class EntailmentClassifier(keras.Model):
+    """{"premise" (B, P), "hypothesis" (B, H), "features" (B, F)} -> logits (B, 3)."""
+
+    def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
+                 use_pair_features=True, max_length=60, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
+            Vocabulary.from_config({"tokens": list(vocabulary)})
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.hidden_units = hidden_units
+        self.dropout = dropout
+        self.use_pair_features = use_pair_features
+        self.max_length = int(max_length)
+        self.training_config = training_config or {}
+        self.encoder = TextEncoder(len(self.vocabulary), embedding_dim=embedding_dim, units=units, cell="gru",
+                                   bidirectional=True, num_layers=1, dropout=dropout, name="encoder")
+        d = self.encoder.output_dim
+        self.local = keras.layers.Dense(hidden_units, activation="relu", name="local_inference")
+        self.hidden = keras.layers.Dense(hidden_units, activation="tanh", name="hidden")
+        self.classify = keras.layers.Dense(len(LABELS), name="classify")
+        self.drop = keras.layers.Dropout(dropout)
+        self.encoder.build((None, None))
+        self.local.build((None, None, 4 * d + 1))
+        pooled = 4 * hidden_units + (NUM_PAIR_FEATURES if use_pair_features else 0)
+        self.hidden.build((None, pooled))
+        self.classify.build((None, hidden_units))
+        self.built = True
+
+    def call(self, inputs, training=False, return_attention=False):
+        premise, hypothesis = tf.cast(inputs["premise"], tf.int32), tf.cast(inputs["hypothesis"], tf.int32)
+        a, mask_a, _ = self.encoder(premise, training=training)     # (B, P, D), (B, P)
+        b, mask_b, _ = self.encoder(hypothesis, training=training)  # (B, H, D), (B, H)
+        e = tf.einsum("bpd,bhd->bph", a, b)  # (B, P, H) alignment scores
+        neg = tf.cast(-1e9, e.dtype)
+        beta = tf.nn.softmax(tf.where(mask_b[:, None, :], e, neg), axis=2)   # premise word over hypothesis
+        alpha = tf.nn.softmax(tf.where(mask_a[:, :, None], e, neg), axis=1)  # hypothesis word over premise
+        a_tilde = tf.einsum("bph,bhd->bpd", beta, b)   # (B, P, D)
+        b_tilde = tf.einsum("bph,bpd->bhd", alpha, a)  # (B, H, D)
+        match_a = tf.reduce_any(tf.equal(premise[:, :, None], hypothesis[:, None, :]) & mask_b[:, None, :], axis=2)
+        match_b = tf.reduce_any(tf.equal(hypothesis[:, :, None], premise[:, None, :]) & mask_a[:, None, :], axis=2)
+        v_a = self._local(a, a_tilde, match_a, training)  # (B, P, K)
+        v_b = self._local(b, b_tilde, match_b, training)  # (B, H, K)
+        pooled = [*_pool(v_a, mask_a), *_pool(v_b, mask_b)]  # 4 x (B, K)
+        if self.use_pair_features:
+            pooled.append(tf.cast(inputs["features"], v_a.dtype))
+        x = self.hidden(self.drop(tf.concat(pooled, -1), training=training))
+        logits = self.classify(self.drop(x, training=training))  # (B, 3)
+        if return_attention:
+            return logits, tf.transpose(alpha, [0, 2, 1])  # (B, H, P)
+        return logits
+
+    def _local(self, x, x_tilde, match, training):
+        m = tf.concat([x, x_tilde, x - x_tilde, x * x_tilde, tf.cast(match, x.dtype)[..., None]], -1)
+        return self.local(self.drop(m, training=training))
+
+    # -- text in, labels out -----------------------------------------------------------
+    def prepare(self, premises, hypotheses):
+        """Raw strings -> (inputs dict of numpy arrays, premise token lists, hypothesis token lists)."""
+        pt = [entail_tokens(p)[: self.max_length] for p in premises]
+        ht = [entail_tokens(h)[: self.max_length] for h in hypotheses]
+        return self.encode_tokens(pt, ht), pt, ht
+
+    def encode_tokens(self, pt, ht):
+        v = self.vocabulary
+        return {"premise": v.encode_batch(pt, add_start=False, add_end=False),
+                "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
+                "features": np.stack([pair_features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
+
+    def predict_proba(self, inputs):
+        if not hasattr(self, "_predict_fn"):
+            @tf.function(reduce_retracing=True)
+            def fn(x):
+                logits, attention = self(x, training=False, return_attention=True)
+                return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
+            self._predict_fn = fn
+        probs, attention = self._predict_fn({k: tf.convert_to_tensor(v) for k, v in inputs.items()})
+        return probs.numpy(), attention.numpy()
+
+    def entail(self, premises, hypotheses, batch_size=64):
+        """One `Entailment` per (premise, hypothesis) pair, in order. Both must be non-empty
+        strings with at least one word (else InputError naming the pair)."""
+        from captioner.errors import InputError
+
+        if isinstance(premises, str) or isinstance(hypotheses, str):
+            raise TypeError("entail() takes lists of premises and hypotheses")
+        premises, hypotheses = list(premises), list(hypotheses)
+        if len(premises) != len(hypotheses):
+            raise InputError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+        out = []
+        for start in range(0, len(premises), batch_size):
+            inputs, pt, ht = self.prepare(premises[start:start + batch_size], hypotheses[start:start + batch_size])
+            for i, (p, h) in enumerate(zip(pt, ht)):
+                if not p or not h:
+                    raise InputError(f"pair {start + i + 1}: the {'premise' if not p else 'hypothesis'} has no words")
+            probs, attention = self.predict_proba(inputs)
+            for i, (p, h) in enumerate(zip(pt, ht)):
+                out.append(Entailment(LABELS[int(np.argmax(probs[i]))],
+                                      {lab: float(probs[i, j]) for j, lab in enumerate(LABELS)},
+                                      p, h, attention[i, :len(h), :len(p)]))
+        return out
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary": list(self.vocabulary.tokens), "embedding_dim": self.embedding_dim,
+            "units": self.units, "hidden_units": self.hidden_units, "dropout": self.dropout,
+            "use_pair_features": self.use_pair_features, "max_length": self.max_length,
+            "training_config": self.training_config,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _pool(v, mask):
+    """Masked mean and max over time: v (B, T, K), mask (B, T) -> 2 x (B, K)."""
+    m = tf.cast(mask, v.dtype)[..., None]  # (B, T, 1)
+    mean = tf.reduce_sum(v * m, 1) / tf.maximum(tf.reduce_sum(m, 1), 1.0)
+    mx = tf.reduce_max(tf.where(m > 0, v, tf.cast(-1e9, v.dtype)), 1)
+    return mean, mx
+
+
+def load_entailment(path) -> EntailmentClassifier:
+    import os
+
+    from captioner.errors import InputError
+
+    if not os.path.exists(path):
+        raise InputError(f"{path}: model file not found")
+    model = keras.models.load_model(path)
+    if not isinstance(model, EntailmentClassifier):
+        raise InputError(f"{path}: not an entailment classifier (it holds a {type(model).__name__})")
+    return model

@@ -1,0 +1,280 @@
+"""Sentence-to-sentence models (translation, entailed-hypothesis generation) in one Keras object.
+
+The same engine as the image captioner: an encoder makes annotation vectors and the project's
+`AttentionDecoder` emits target words, decoded by the one `beam_search`.
+
+Kinds (all trained and decoded by the same code):
+
+* ``"attention"``: Bahdanau et al. 2015 (RNNsearch). Bidirectional GRU encoder, annotations
+  h_j = [fw_j ; bw_j]; decoder GRU with additive attention e_ij = v^T tanh(W s_{i-1} + U h_j),
+  the context c_i fed to the cell and to a deep maxout output; s0 = tanh(W_s bw_1).
+* ``"fixed"``: the fixed-length-context encoder-decoder the seed paper compares with
+  (RNNencdec, Cho et al. 2014): the encoder's last state c is the only thing the decoder sees,
+  as its initial state AND concatenated to its input and deep output at every step.
+* ``"sutskever"``: Sutskever et al. 2014: a deep LSTM encoder (optionally reading the source
+  reversed) whose last state only initialises the decoder.
+
+A saved model holds both vocabularies and the tokenizer settings in its config, so
+
+    import captioner, keras
+    model = keras.models.load_model("assets/models/anki_fr_en.keras")
+    model.translate(["Jane visite l'Afrique en septembre."])
+
+works in a fresh process: `translate` tokenizes raw strings in Python, runs the compiled beam
+search and returns text, tokens, scores and the alignment (attention) matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import keras
+import numpy as np
+import regex
+import tensorflow as tf
+
+from captioner.decoding import beam_search, tile_beams
+from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.text_encoder import TextEncoder
+from captioner.text.tokenizer import detokenize, tokenize
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK, Vocabulary
+
+log = logging.getLogger(__name__)
+
+KINDS = {
+    # kind: (decoder context mode, bidirectional encoder)
+    "attention": ("attention", True),
+    "fixed": ("concat", False),
+    "sutskever": ("none", False),
+}
+DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False}
+
+# French (and Italian) elided articles/pronouns written against the next word: "l'afrique".
+_ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])(\p{L}.*)$")
+
+
+def text_tokens(text: str, settings: dict | None = None) -> list[str]:
+    """Tokenize one sentence the way a model was trained (settings from its config)."""
+    s = {**DEFAULT_TOKENIZER, **(settings or {})}
+    tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"])
+    if s["split_elisions"]:
+        out = []
+        for t in tokens:
+            m = _ELISION_RE.match(t)
+            out.extend([m.group(1), m.group(2)] if m else [t])  # "l'afrique" -> "l'", "afrique"
+        tokens = out
+    return tokens
+
+
+@dataclasses.dataclass
+class Translation:
+    text: str                  # detokenized best hypothesis ("" for an empty input)
+    tokens: list               # its words, without <start>/<end>
+    source_tokens: list        # the source words the model read (after truncation)
+    score: float               # length-normalized log-probability used to rank
+    log_prob: float            # summed log-probability
+    attention: np.ndarray | None  # (len(tokens) + 1, len(source_tokens)): one row per word, then <end>
+    hypotheses: list           # [(text, score)] of every beam, best first
+    replaced_unk: int = 0      # <unk> outputs replaced by their most-attended source word
+    truncated: bool = False    # the source was longer than max_source_length
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class Seq2Seq(keras.Model):
+    """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
+    Inference: `generate(source ids)` (beam search) or `translate(strings)`."""
+
+    def __init__(self, source_vocabulary, target_vocabulary, kind="attention", embedding_dim=256,
+                 units=256, attention_units=256, encoder_cell=None, decoder_cell=None,
+                 encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
+                 source_tokenizer=None, target_tokenizer=None, max_source_length=50,
+                 beam_size=5, alpha=1.0, max_length=50, replace_unk=True, training_config=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        self.source_vocabulary = _vocabulary(source_vocabulary)
+        self.target_vocabulary = _vocabulary(target_vocabulary)
+        self.kind = kind
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention_units = attention_units
+        default_cell = "gru" if kind == "attention" else "lstm"
+        self.encoder_cell = encoder_cell or default_cell
+        self.decoder_cell = decoder_cell or default_cell
+        self.encoder_layers = encoder_layers
+        self.reverse_source = reverse_source
+        self.dropout = dropout
+        self.maxout = maxout
+        self.source_tokenizer = {**DEFAULT_TOKENIZER, **(source_tokenizer or {})}
+        self.target_tokenizer = {**DEFAULT_TOKENIZER, **(target_tokenizer or {})}
+        self.max_source_length = int(max_source_length)
+        self.beam_size = int(beam_size)
+        self.alpha = float(alpha)
+        self.max_length = int(max_length)
+        self.replace_unk = bool(replace_unk)
+        self.training_config = training_config or {}
+
+        context, bidirectional = KINDS[kind]
+        self.encoder = TextEncoder(
+            len(self.source_vocabulary), embedding_dim=embedding_dim, units=units, cell=self.encoder_cell,
+            bidirectional=bidirectional, num_layers=encoder_layers, dropout=dropout,
+            reverse_source=reverse_source, name="encoder")
+        self.annotation_dim = self.encoder.output_dim if kind == "attention" else units
+        self.decoder = AttentionDecoder(
+            len(self.target_vocabulary), embedding_dim=embedding_dim, units=units,
+            attention_units=attention_units, annotation_dim=self.annotation_dim, cell=self.decoder_cell,
+            context=context, init_state="given", gate=False, deep_output=True, maxout=maxout,
+            dropout=dropout, name="decoder")
+        # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state.
+        self.init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
+        self.init_c = keras.layers.Dense(units, activation="tanh", name="init_c")
+        self.encoder.build((None, None))
+        self.decoder.build((None, None, self.annotation_dim))
+        self.init_h.build((None, units))
+        self.init_c.build((None, units))
+        self.built = True  # every sub-layer is built above
+        self._generate_fns = {}
+
+    # -- the network -----------------------------------------------------------------
+    def encode(self, source, training=False):
+        """source ids (B, S) -> annotations (B, R, D), mask (B, R), decoder initial state."""
+        annotations, mask, final = self.encoder(source, training=training)  # (B, S, D), (B, S)
+        if self.kind != "attention":  # the fixed-length context: one vector per sentence
+            annotations = final["h"][:, None, :]  # (B, 1, U)
+            mask = tf.ones(tf.shape(annotations)[:2], tf.bool)  # (B, 1)
+        state = {"h": self.init_h(final["h"])}
+        state["c"] = self.init_c(final["c"]) if self.decoder_cell == "lstm" else tf.zeros_like(state["h"])
+        return annotations, mask, state
+
+    def call(self, inputs, training=False):
+        annotations, mask, state = self.encode(inputs["source"], training=training)
+        logits, _ = self.decoder(inputs["tokens"], annotations, annotation_mask=mask,
+                                 initial_state=state, training=training)  # (B, T, V)
+        return logits
+
+    def _generate(self, source, beam_size, alpha, max_length):
+        annotations, mask, state = self.encode(source)
+        memory, state = self.decoder.prepare(annotations, mask, state)
+        memory = tf.nest.map_structure(lambda t: tile_beams(t, beam_size), memory)  # (B*K, ...)
+        return beam_search(
+            lambda tokens, st: self.decoder.step(tokens, st, memory),
+            state, tf.shape(source)[0], beam_size=beam_size, max_length=max_length,
+            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
+        )
+
+    def generate(self, source_ids, beam_size=None, alpha=None, max_length=None):
+        """Beam-decode source ids (B, S) (0-padded). Returns numpy arrays: tokens (B, K, L),
+        scores, log_probs, lengths, finished (B, K), attention (B, K, L, R)."""
+        key = (self.beam_size if beam_size is None else int(beam_size),
+               self.alpha if alpha is None else float(alpha),
+               self.max_length if max_length is None else int(max_length))
+        if key not in self._generate_fns:
+            @tf.function(reduce_retracing=True,
+                         input_signature=[tf.TensorSpec((None, None), tf.int32)])
+            def fn(x):
+                return self._generate(x, *key)
+            self._generate_fns[key] = fn
+        out = self._generate_fns[key](tf.convert_to_tensor(np.asarray(source_ids, np.int32)))
+        return {k: v.numpy() for k, v in out.items()}
+
+    # -- text in, text out -----------------------------------------------------------
+    def source_tokens(self, text: str) -> list[str]:
+        return text_tokens(text, self.source_tokenizer)
+
+    def target_tokens(self, text: str) -> list[str]:
+        return text_tokens(text, self.target_tokenizer)
+
+    def encode_sources(self, token_lists) -> np.ndarray:
+        """Token lists -> (B, S) int32 ids, 0-padded (no <start>/<end> on the source side)."""
+        return self.source_vocabulary.encode_batch([t[: self.max_source_length] for t in token_lists],
+                                                   add_start=False, add_end=False)
+
+    def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
+                  replace_unk=None):
+        """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
+        sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses."""
+        if isinstance(sentences, str):
+            raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
+        replace_unk = self.replace_unk if replace_unk is None else replace_unk
+        toks = [self.source_tokens(s) for s in sentences]
+        results: list[Translation | None] = [None] * len(toks)
+        for i, t in enumerate(toks):
+            if not t:
+                results[i] = Translation("", [], [], float("-inf"), float("-inf"), None, [])
+        todo = sorted((i for i, t in enumerate(toks) if t), key=lambda i: len(toks[i]))  # similar lengths together
+        for start in range(0, len(todo), batch_size):
+            idx = todo[start:start + batch_size]
+            batch = [toks[i][: self.max_source_length] for i in idx]
+            out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length)
+            for b, i in enumerate(idx):
+                results[i] = self._decode_one(out, b, batch[b], replace_unk,
+                                              truncated=len(toks[i]) > self.max_source_length)
+        return results
+
+    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False):
+        n_src = len(source_tokens)
+        hyps = []
+        for k in range(out["tokens"].shape[1]):
+            if not np.isfinite(out["scores"][b, k]):
+                continue  # a dead beam (tiny vocabularies)
+            words = self.target_vocabulary.decode(out["tokens"][b, k].tolist())
+            steps = int(out["lengths"][b, k])
+            attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
+            replaced = 0
+            if replace_unk and attn is not None:
+                # Luong et al. 2015: an <unk> output copies the source word it attends to most
+                # (names and numbers the vocabularies do not hold pass through).
+                words = list(words)
+                for j, w in enumerate(words):
+                    if w == UNK and j < attn.shape[0]:
+                        words[j] = source_tokens[int(np.argmax(attn[j]))]
+                        replaced += 1
+            hyps.append((detokenize(words), float(out["scores"][b, k]), words, attn, replaced,
+                         float(out["log_probs"][b, k])))
+        text, score, words, attn, replaced, log_prob = hyps[0]
+        return Translation(text, words, list(source_tokens), score, log_prob, attn,
+                           [(h[0], h[1]) for h in hyps], replaced, truncated)
+
+    # -- persistence -----------------------------------------------------------------
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "source_vocabulary": list(self.source_vocabulary.tokens),
+            "target_vocabulary": list(self.target_vocabulary.tokens),
+            "kind": self.kind, "embedding_dim": self.embedding_dim, "units": self.units,
+            "attention_units": self.attention_units, "encoder_cell": self.encoder_cell,
+            "decoder_cell": self.decoder_cell, "encoder_layers": self.encoder_layers,
+            "reverse_source": self.reverse_source, "dropout": self.dropout, "maxout": self.maxout,
+            "source_tokenizer": self.source_tokenizer, "target_tokenizer": self.target_tokenizer,
+            "max_source_length": self.max_source_length, "beam_size": self.beam_size,
+            "alpha": self.alpha, "max_length": self.max_length, "replace_unk": self.replace_unk,
+            "training_config": self.training_config,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _vocabulary(v) -> Vocabulary:
+    if isinstance(v, Vocabulary):
+        return v
+    if isinstance(v, dict):
+        return Vocabulary.from_config(v)
+    return Vocabulary.from_config({"tokens": list(v)})
+
+
+def load_translator(path) -> Seq2Seq:
+    """Load a bundled translator / hypothesis generator (.keras), safe mode on."""
+    import os
+
+    from captioner.errors import InputError
+
+    if not os.path.exists(path):
+        raise InputError(f"{path}: model file not found")
+    model = keras.models.load_model(path)
+    if not isinstance(model, Seq2Seq):
+        raise InputError(f"{path}: not a translation model (it holds a {type(model).__name__})")
+    return model

@@ -1,0 +1,188 @@
+"""`captioner train entail`: textual entailment on SICK (or SNLI jsonl), both forms.
+
+    # (a) 3-way classifier (ESIM-lite: BiGRU + premise/hypothesis attention + lexical features)
+    captioner train entail --task classify --format sick \
+        --data ../shared/datasets/sick/SICK_train_trial.txt \
+        --output-dir runs/sick_entailment --model-out assets/models/sick_entailment.keras
+
+    # (b) generator of an entailed hypothesis: the translator engine on ENTAILMENT pairs
+    captioner train entail --task generate --format sick \
+        --data ../shared/datasets/sick/SICK_train_trial.txt --output-dir runs/sick_generator
+
+SICK: trains on TRAIN minus a deterministic dev part (md5 of pair_ID, --dev-fraction) used
+for model selection, and reports on TRIAL. SNLI: --data train.jsonl, --dev dev.jsonl; the
+report is on --dev (or --eval).
+"""
+
+import argparse
+import json
+import logging
+import os
+import time
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers):
+    from captioner.training.train_translate import add_model_arguments
+
+    p = subparsers.add_parser(
+        "entail", help="train an entailment classifier (SICK/SNLI) or an entailed-hypothesis generator",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--task", choices=("classify", "generate"), default="classify")
+    p.add_argument("--format", choices=("sick", "snli"), default="sick")
+    p.add_argument("--data", required=True, help="sick: the SICK txt file; snli: the train jsonl")
+    p.add_argument("--dev", help="snli: the dev jsonl (model selection)")
+    p.add_argument("--eval", help="snli: the jsonl reported on (default: --dev)")
+    p.add_argument("--train-split", default="TRAIN", help="sick: SemEval_set used for training")
+    p.add_argument("--eval-split", default="TRIAL", help="sick: SemEval_set reported on")
+    p.add_argument("--dev-fraction", type=float, default=0.1, help="sick: share of train pairs held out as dev")
+    p.add_argument("--hidden-units", type=int, default=128, help="classify: local inference and MLP width")
+    p.add_argument("--no-pair-features", action="store_true", help="classify: no lexical overlap/negation features")
+    add_model_arguments(p, defaults={"embedding_dim": 128, "units": 128, "attention_units": 128, "dropout": 0.3,
+                                     "epochs": 30, "batch_size": 32, "min_count": 1, "patience": 5,
+                                     "max_source_length": 40, "max_target_length": 40})
+    p.set_defaults(func=run)
+
+
+def load_entailment_data(args):
+    """-> (train, dev, eval pairs, eval name, description)."""
+    from captioner.data.sick import load_sick
+    from captioner.data.snli import load_snli
+    from captioner.data.tsv_pairs import split_by_key
+    from captioner.errors import InputError
+
+    if args.format == "sick":
+        train_all = load_sick(args.data, splits=[args.train_split])
+        evals = load_sick(args.data, splits=[args.eval_split])
+        parts = split_by_key(train_all, key=lambda p: p.pair_id, fractions={"dev": args.dev_fraction})
+        desc = {"file": args.data, "train": f"{args.train_split} minus dev", "dev": f"{args.dev_fraction:g} of "
+                f"{args.train_split} by md5 of pair_ID", "eval": args.eval_split}
+        return parts["train"], parts["dev"], evals, args.eval_split, desc
+    if not args.dev:
+        raise InputError("--format snli needs --dev DEV.jsonl")
+    train = load_snli(args.data, "train")
+    dev = load_snli(args.dev, "dev")
+    evals = load_snli(args.eval, "eval") if args.eval else dev
+    return train, dev, evals, "eval" if args.eval else "dev", {"train": args.data, "dev": args.dev,
+                                                                 "eval": args.eval or args.dev}
+
+
+def run(args):
+    train, dev, evals, eval_name, desc = load_entailment_data(args)
+    if args.task == "generate":
+        return run_generate(args, train, dev, evals, eval_name, desc)
+    return run_classify(args, train, dev, evals, eval_name, desc)
+
+
+def run_generate(args, train, dev, evals, eval_name, desc):
+    from captioner.data.tsv_pairs import SentencePair
+    from captioner.training.train_translate import command_line, fit_seq2seq
+
+    def entailed(pairs):
+        return [SentencePair(p.premise, p.hypothesis, p.origin) for p in pairs if p.label == "ENTAILMENT"]
+
+    tr, dv, ev = entailed(train), entailed(dev), entailed(evals)
+    desc = {**desc, "pairs": "ENTAILMENT pairs only, premise -> hypothesis", "train_pairs": len(tr),
+            "dev_pairs": len(dv), "eval_pairs": len(ev)}
+    args.split_elisions = "no"
+    fit_seq2seq(args, tr, dv, ev, eval_name, desc, "en", "entailed hypothesis generation", command_line("entail"))
+    return 0
+
+
+def run_classify(args, train, dev, evals, eval_name, desc):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from captioner.models.entailment import LABELS, EntailmentClassifier, entail_tokens
+    from captioner.text import Vocabulary
+    from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
+    from captioner.training.io import atomic_path, write_json
+    from captioner.training.train_translate import TimeBudget, command_line
+
+    command = command_line("entail")
+    keras.utils.set_random_seed(args.seed)
+    run_dir = TrainingRun(args.output_dir)
+    if args.limit:
+        train = train[: args.limit]
+    vocab_path = run_dir.path("vocabulary.json")
+    if args.resume and os.path.exists(vocab_path):
+        vocab = Vocabulary.load(vocab_path)
+    else:
+        vocab = Vocabulary.build([entail_tokens(s) for p in train for s in (p.premise, p.hypothesis)],
+                                 min_count=args.min_count, max_size=args.max_vocab)
+        vocab.save(vocab_path)
+    model = EntailmentClassifier(vocab, embedding_dim=args.embedding_dim, units=args.units,
+                                 hidden_units=args.hidden_units, dropout=args.dropout,
+                                 use_pair_features=not args.no_pair_features,
+                                 max_length=args.max_source_length,
+                                 training_config={"seed": args.seed, "data": desc})
+
+    def arrays(pairs):
+        x, _, _ = model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
+        y = np.array([LABELS.index(p.label) for p in pairs], np.int32)
+        return x, y
+
+    (x_tr, y_tr), (x_dev, y_dev), (x_ev, y_ev) = arrays(train), arrays(dev), arrays(evals)
+    counts = np.bincount(y_tr, minlength=3)
+    log.info("train %d pairs %s, dev %d, %s %d; vocabulary %d", len(y_tr), dict(zip(LABELS, counts.tolist())),
+             len(y_dev), eval_name, len(y_ev), len(vocab))
+    model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    config = {k: v for k, v in vars(args).items() if k != "func"}
+    config.update(vocab_size=len(vocab), train_pairs=len(y_tr), dev_pairs=len(y_dev), eval_pairs=len(y_ev),
+                  command=command, data=desc)
+    write_json(run_dir.path("config.json"), config)
+    state, initial_epoch = None, 0
+    if args.resume and run_dir.has_checkpoint():
+        state = run_dir.restore(model)
+        initial_epoch = state["epoch"]
+
+    def accuracy(x, y):
+        probs, _ = model.predict_proba(x)
+        return float((probs.argmax(-1) == y).mean() * 100), probs
+
+    def epoch_eval():
+        return {"dev_accuracy": round(accuracy(x_dev, y_dev)[0], 2)}
+
+    ds = tf.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(len(y_tr), seed=args.seed).batch(args.batch_size)
+    callbacks = [EpochCheckpoint(run_dir, epoch_eval, "dev_accuracy", patience=args.patience, state=state,
+                                 plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"))]
+    if args.time_budget:
+        callbacks.append(TimeBudget(args.time_budget))
+    t0 = time.perf_counter()
+    if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
+        model.fit(ds, epochs=args.epochs, initial_epoch=initial_epoch, callbacks=callbacks, verbose=2)
+    model.load_weights(run_dir.path("best.weights.h5"))
+    acc, probs = accuracy(x_ev, y_ev)
+    pred = probs.argmax(-1)
+    confusion = np.zeros((3, 3), int)
+    for t, p in zip(y_ev, pred):
+        confusion[t, p] += 1
+    majority = int(np.bincount(y_tr, minlength=3).argmax())
+    metrics = {
+        "eval_split": eval_name, f"{eval_name}_accuracy": round(acc, 2),
+        f"{eval_name}_majority_class_accuracy": round(float((y_ev == majority).mean() * 100), 2),
+        "majority_class": LABELS[majority], "dev_accuracy": round(accuracy(x_dev, y_dev)[0], 2),
+        "per_class_recall": {LABELS[i]: round(float(confusion[i, i] / max(confusion[i].sum(), 1) * 100), 2)
+                             for i in range(3)},
+        "confusion (rows gold, columns predicted)": {"labels": list(LABELS), "matrix": confusion.tolist()},
+        "best_epoch": callbacks[0].best_epoch, "train_minutes": round((time.perf_counter() - t0) / 60, 1),
+        "pair_features": not args.no_pair_features,
+    }
+    write_json(run_dir.path("metrics.json"), metrics)
+    model_out = args.model_out or run_dir.path("model.keras")
+    with atomic_path(model_out, ".keras") as tmp:
+        model.save(tmp)
+    write_json(os.path.splitext(model_out)[0] + ".json", {
+        "model": os.path.basename(model_out), "task": "3-way entailment (SICK labels)", "command": command,
+        "seed": args.seed, "data": desc, "machine": "2-core CPU shared with other training",
+        "config": {k: v for k, v in config.items() if k not in ("command", "data")}, "metrics": metrics,
+        "load": "import captioner, keras; m = keras.models.load_model(PATH); m.entail([premise], [hypothesis])",
+    })
+    print(json.dumps(metrics, indent=2))
+    print(f"saved {model_out}")
+    return 0
