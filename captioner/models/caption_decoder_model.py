@@ -54,6 +54,7 @@ class CaptionDecoderModel(keras.Model):
         )
         self.projection.build((None, None, annotation_dim))
         self.decoder.build((None, None, projection_dim))
+        self.built = True  # every weight exists now: checkpoints can be loaded before any call
         self._generate_fns = {}
 
     @property

@@ -56,7 +56,9 @@ class CaptionExamples:
         feat_spec = tf.TensorSpec((None,) + features.shape[1:], tf.as_dtype(features.dtype))
         spec = ({"annotations": feat_spec, "tokens": tf.TensorSpec((None, None), tf.int32)},
                 tf.TensorSpec((None, None), tf.int32))
-        return tf.data.Dataset.from_generator(batches, output_signature=spec).prefetch(2)
+        # repeat(): Keras keeps one iterator across epochs when steps_per_epoch is given; each
+        # pass re-runs the generator, which reshuffles with the next epoch's seed.
+        return tf.data.Dataset.from_generator(batches, output_signature=spec).repeat().prefetch(2)
 
 
 def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=100):

@@ -72,7 +72,10 @@ def strategy_for(name):
     import tensorflow as tf
 
     if name == "mirrored":
-        return tf.distribute.MirroredStrategy()
+        # All GPUs, or else every logical CPU device (e.g. CPUs split for testing).
+        gpus = tf.config.list_logical_devices("GPU")
+        devices = [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
+        return tf.distribute.MirroredStrategy(devices=devices)
     if name == "multi-worker":
         return tf.distribute.MultiWorkerMirroredStrategy()
     return tf.distribute.get_strategy()
