@@ -56,6 +56,7 @@ class ImageCaptioner(keras.Model):
         self.grid_shape = (int(grid[1]), int(grid[2]))
         self.input_size = (int(backbone.inputs[0].shape[1]), int(backbone.inputs[0].shape[2]))
         self._fns = {}
+        self.built = True  # backbone and decoder hold all weights already
 
     def features(self, pixels):
         out = self.backbone(pixels, training=False)

@@ -1,0 +1,106 @@
+"""End-to-end caption training on a tiny generated dataset: files, resume, one-file model,
+fresh-process loading, and MirroredStrategy over two logical CPU devices."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from captioner.cli import main
+
+TINY = ["--units", "32", "--embedding-dim", "16", "--projection-dim", "32", "--attention-units", "16",
+        "--batch-size", "16", "--min-count", "1", "--final-eval-beams", "1", "--beam-size", "2",
+        "--max-length", "8", "--learning-rate", "0.01"]
+
+
+def _train(data, out, *extra):
+    return main(["train", "caption", "--data-dir", str(data), "--features", str(out / "features.h5"),
+                 "--output-dir", str(out / "run"), *TINY, *extra])
+
+
+@pytest.fixture(scope="module")
+def trained(shapes_flickr8k, tmp_path_factory):
+    out = tmp_path_factory.mktemp("train")
+    # a run "killed" after one epoch, then resumed to three
+    assert _train(shapes_flickr8k, out, "--epochs", "1", "--patience", "5") == 0
+    state = json.loads((out / "run" / "checkpoint_state.json").read_text())
+    assert state["epoch"] == 1
+    assert _train(shapes_flickr8k, out, "--epochs", "3", "--patience", "5", "--resume") == 0
+    return out
+
+
+def test_run_directory_holds_everything(trained):
+    run = trained / "run"
+    history = json.loads((run / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2, 3]  # resumed, not restarted
+    assert all("dev_BLEU-4" in h and "loss" in h for h in history)
+    for name in ("model.keras", "model.json", "metrics.json", "config.json", "vocabulary.json",
+                 "training_curve.png", "best.weights.h5", "checkpoint.weights.h5", "dev_samples.json"):
+        assert (run / name).exists(), name
+    card = json.loads((run / "model.json").read_text())
+    assert card["seed"] == 1 and "beam_1" in card["dev_metrics"]
+    assert card["dev_metrics"]["beam_1"]["tool"] in ("coco-caption", "python")
+    assert not [f for f in os.listdir(run) if f.startswith(".tmp-")]  # atomic writes left nothing
+
+
+def test_saved_model_loads_in_a_fresh_process_with_same_captions(trained, shapes_flickr8k):
+    import keras
+
+    import captioner  # noqa: F401  (registers the classes)
+
+    model_path = trained / "run" / "model.keras"
+    images = sorted(str(p) for p in (shapes_flickr8k / "Images").iterdir())[:3]
+    model = keras.models.load_model(model_path)
+    here = [c.text for c in model.caption(images)]
+    script = textwrap.dedent(f"""
+        import json, keras, captioner
+        m = keras.models.load_model({str(model_path)!r})  # safe_mode stays on
+        print(json.dumps([c.text for c in m.caption({images!r})]))
+    """)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+
+
+def test_caption_api_returns_attention_per_word(trained, shapes_flickr8k):
+    import keras
+
+    model = keras.models.load_model(trained / "run" / "model.keras")
+    image = sorted((shapes_flickr8k / "Images").iterdir())[0]
+    cap = model.caption([str(image)], beam_size=2)[0]
+    assert cap.attention.shape == (len(cap.tokens) + 1, 7, 7)
+    np.testing.assert_allclose(cap.attention.sum(axis=(1, 2)), 1.0, atol=1e-4)
+    assert len(cap.hypotheses) == 2 and cap.hypotheses[0][1] >= cap.hypotheses[1][1]
+
+
+@pytest.mark.parametrize("kind", ["fc-init", "fc-concat"])
+def test_fc_kinds_train(shapes_flickr8k, tmp_path, kind):
+    assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--kind", kind) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert "beam_1" in metrics
+
+
+def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
+    script = textwrap.dedent(f"""
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        from captioner.cli import main
+        import sys
+        code = main(["train", "caption", "--data-dir", {str(shapes_flickr8k)!r},
+                     "--features", {str(tmp_path / "f.h5")!r}, "--output-dir", {str(tmp_path / "run")!r},
+                     "--epochs", "1", "--distribute", "mirrored", *{TINY!r}])
+        print("REPLICAS", tf.distribute.MirroredStrategy(
+            devices=[d.name for d in tf.config.list_logical_devices("CPU")]).num_replicas_in_sync)
+        sys.exit(code)
+    """)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "REPLICAS 2" in out.stdout
+    assert (tmp_path / "run" / "model.keras").exists()
