@@ -1,0 +1,77 @@
+"""`captioner video PATHS... --model M --output OUT.jsonl`: caption or label video clips."""
+
+import json
+import os
+import sys
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "video", help="caption video clips or label their activity with a bundled video model",
+        description="Run a video model (assets/models/video_caption.keras or video_classify.keras) over clips "
+                    "(files, folders, globs). Writes one JSON line per clip: its caption (with beams and attention "
+                    "over the sampled frames) or its label with probabilities, or an error for a clip that cannot "
+                    "be read. Exit status 1 if any clip failed.",
+    )
+    p.add_argument("paths", nargs="+", help="video files, folders (recursed) or globs")
+    p.add_argument("--model", "-m", required=True, help="a video .keras model (captioner or classifier)")
+    p.add_argument("--output", "-o", required=True, help="JSON lines file to write")
+    p.add_argument("--beam-size", type=int, default=None, help="captioner: beam width (default: the model's)")
+    p.add_argument("--max-length", type=int, default=None, help="captioner: max generated words")
+    p.add_argument("--top", type=int, default=5, help="classifier: probabilities kept per clip")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from tqdm.auto import tqdm
+
+    from captioner.errors import ImageError
+    from captioner.features.video import list_videos
+    from captioner.models.video_captioner import VideoCaptioner
+    from captioner.models.video_pipeline import load_video_model
+    from captioner.training.io import atomic_path
+
+    paths = list_videos(args.paths)
+    if not paths:
+        print(f"captioner video: no videos found in {' '.join(args.paths)}", file=sys.stderr)
+        return 2
+    model = load_video_model(args.model)
+    is_captioner = isinstance(model, VideoCaptioner)
+    failed = 0
+    partial = args.output + ".partial"  # lines so far survive a crash; renamed when complete
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    bar = tqdm(total=len(paths), unit="clip", desc="video", disable=args.no_progress, dynamic_ncols=True)
+    with open(partial, "w", encoding="utf-8") as out:
+        for start in range(0, len(paths), args.batch_size):
+            rows = {}
+            clips = []
+            for path in paths[start:start + args.batch_size]:
+                try:
+                    clips.append(model.prepare(path))
+                except ImageError as exc:
+                    rows[path] = {"source": path, "error": str(exc)}
+            if clips:
+                if is_captioner:
+                    results = model.caption(clips, beam_size=args.beam_size, max_length=args.max_length,
+                                            batch_size=args.batch_size)
+                    rows.update({r.source: r.to_json() for r in results})
+                else:
+                    results = model.classify(clips, batch_size=args.batch_size)
+                    rows.update({r.source: r.to_json(top=args.top) for r in results})
+            for path in paths[start:start + args.batch_size]:
+                row = rows[path]
+                if "error" in row:
+                    failed += 1
+                    print(f"  failed: {row['error']}", file=sys.stderr)
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+            bar.update(len(paths[start:start + args.batch_size]))
+            bar.set_postfix(failed=failed)
+    bar.close()
+    with atomic_path(args.output, ".jsonl") as tmp:
+        os.replace(partial, tmp)
+    print(f"{len(paths) - failed} of {len(paths)} clips {'captioned' if is_captioner else 'labelled'}, "
+          f"{failed} failed -> {args.output}")
+    return 1 if failed else 0

@@ -1,0 +1,103 @@
+"""The trainable video captioner: per-frame features -> LSTM encoder -> attention decoder.
+
+    features (B, N, D) (or grids (B, N, R, C)), mask (B, N)
+      -> FrameEncoder: annotations (B, N, U), (h_T, c_T)
+      -> AttentionDecoder(init_state="given", context="attention"): s0 = (h_T, c_T), soft
+         attention over the N frame annotations (masked frames get no weight) -> words.
+
+Works on cached features (training never runs the CNN) and decodes with the shared beam
+search; `VideoCaptioner` wraps it with the backbone for pixels.
+"""
+
+import keras
+import tensorflow as tf
+
+from captioner.decoding import beam_search, tile_beams
+from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.frame_encoder import FrameEncoder
+from captioner.text.vocabulary import END_ID, START_ID
+
+FEATURES = ("pooled", "grid")
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class VideoCaptionModel(keras.Model):
+    """({"features" (B, N, D), "mask" (B, N), "tokens" (B, T)}) -> logits (B, T, V)."""
+
+    def __init__(self, vocab_size, feature_dim, feature="pooled", grid_regions=None, grid_channels=32,
+                 projection_dim=256, units=256, embedding_dim=128, attention_units=128, dropout=0.3,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+        if feature == "grid" and not grid_regions:
+            raise ValueError("feature='grid' needs grid_regions (h * w of the backbone grid)")
+        self.vocab_size = int(vocab_size)
+        self.feature_dim = int(feature_dim)
+        self.feature = feature
+        self.grid_regions = int(grid_regions) if feature == "grid" else None
+        self.grid_channels = int(grid_channels)
+        self.projection_dim = int(projection_dim)
+        self.units = int(units)
+        self.embedding_dim = int(embedding_dim)
+        self.attention_units = int(attention_units)
+        self.dropout = float(dropout)
+        self.encoder = FrameEncoder(self.feature_dim, units=self.units, projection_dim=self.projection_dim,
+                                    grid_regions=self.grid_regions, grid_channels=self.grid_channels,
+                                    dropout=self.dropout, name="encoder")
+        # s0 = h_T: the decoder has the encoder's width, so its state is the encoder's last state.
+        self.decoder = AttentionDecoder(
+            self.vocab_size, embedding_dim=self.embedding_dim, units=self.units,
+            attention_units=self.attention_units, annotation_dim=self.units, cell="lstm", context="attention",
+            init_state="given", gate=True, deep_output=True, dropout=self.dropout, name="decoder",
+        )
+        self.encoder.build()
+        self.decoder.build((None, None, self.units))
+        self._generate_fns = {}
+
+    def encode(self, features, mask=None, training=False):
+        """annotations (B, N, U), mask (B, N) bool, initial decoder state {"h", "c"}."""
+        if mask is None:
+            mask = tf.ones(tf.shape(features)[:2], tf.bool)
+        mask = tf.cast(mask, tf.bool)
+        annotations, state = self.encoder(features, mask=mask, training=training)
+        return annotations, mask, state
+
+    def call(self, inputs, training=False):
+        annotations, mask, state = self.encode(inputs["features"], inputs.get("mask"), training=training)
+        logits, _ = self.decoder(inputs["tokens"], annotations, annotation_mask=mask, initial_state=state,
+                                 training=training)  # (B, T, V)
+        return logits
+
+    def generate(self, features, mask=None, beam_size=3, alpha=0.0, max_length=20):
+        """Beam-decode features (B, N, ...) with mask (B, N). Returns the beam_search dict
+        (its "attention" is (B, K, max_length, N): weights over frames for each word)."""
+        key = (int(beam_size), float(alpha), int(max_length))
+        if key not in self._generate_fns:
+            @tf.function(reduce_retracing=True)
+            def fn(x, m):
+                return self._generate(x, m, *key)
+            self._generate_fns[key] = fn
+        features = tf.convert_to_tensor(features)
+        if mask is None:
+            mask = tf.ones(tf.shape(features)[:2], tf.bool)
+        return self._generate_fns[key](features, tf.cast(mask, tf.bool))
+
+    def _generate(self, features, mask, beam_size, alpha, max_length):
+        annotations, mask, state = self.encode(features, mask)
+        memory, state = self.decoder.prepare(annotations, mask, state)
+        memory = tile_beams(memory, beam_size)  # (B*K, ...)
+        return beam_search(
+            lambda tokens, st: self.decoder.step(tokens, st, memory),
+            state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
+            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size, "feature_dim": self.feature_dim, "feature": self.feature,
+            "grid_regions": self.grid_regions, "grid_channels": self.grid_channels,
+            "projection_dim": self.projection_dim, "units": self.units, "embedding_dim": self.embedding_dim,
+            "attention_units": self.attention_units, "dropout": self.dropout,
+        }

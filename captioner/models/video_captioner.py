@@ -1,0 +1,115 @@
+"""The whole video captioner in one Keras object: frames -> caption tokens, scores, and
+attention over frames.
+
+`VideoCaptioner` holds the backbone (preprocessing inside), the trained `VideoCaptionModel`
+and the vocabulary (in its config, as JSON). Saved as one `.keras` file it loads in a fresh
+process with `keras.models.load_model(path)` after `import captioner` (safe mode on):
+
+    model = keras.models.load_model("assets/models/video_caption.keras")
+    model({"frames": frames, "mask": mask})   # frames (B, N, H, W, 3) 0..255, mask (B, N)
+    model.describe("clip.avi")                # VideoCaption: text, attention over frames, frames
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.models.video_caption_model import VideoCaptionModel  # noqa: F401  (registered)
+from captioner.models.video_pipeline import FrameFeaturesMixin, VideoCaption, backbone_from, input_size_of
+from captioner.text.tokenizer import detokenize
+from captioner.text.vocabulary import Vocabulary
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class VideoCaptioner(FrameFeaturesMixin, keras.Model):
+    """{"frames" (B, N, H, W, 3), "mask" (B, N)} -> beam_search dict (tokens, scores, attention ...)."""
+
+    def __init__(self, backbone, model, vocabulary, num_frames=8, sample_fps=0.0, beam_size=3, alpha=0.0,
+                 max_length=20, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone_from(backbone)
+        self.model = keras.saving.deserialize_keras_object(model) if isinstance(model, dict) else model
+        self.vocabulary_tokens = list(vocabulary.to_config()["tokens"]) if isinstance(vocabulary, Vocabulary) \
+            else list(vocabulary)
+        self.vocabulary = Vocabulary.from_config({"tokens": self.vocabulary_tokens})
+        self.num_frames = int(num_frames)
+        self.sample_fps = float(sample_fps or 0.0)
+        self.beam_size = int(beam_size)
+        self.alpha = float(alpha)
+        self.max_length = int(max_length)
+        self.training_config = training_config or {}
+        self.feature = self.model.feature
+        self.input_size = input_size_of(self.backbone)
+        self._fns = {}
+
+    def build(self, input_shape=None):
+        self.built = True  # every weight belongs to the backbone and the inner model, built already
+
+    def call(self, inputs, beam_size=None, alpha=None, max_length=None):
+        beam_size = self.beam_size if beam_size is None else int(beam_size)
+        alpha = self.alpha if alpha is None else float(alpha)
+        max_length = self.max_length if max_length is None else int(max_length)
+        mask = tf.cast(inputs["mask"], tf.bool)
+        features = self.frame_features(inputs["frames"], mask)
+        return self.model._generate(features, mask, beam_size, alpha, max_length)
+
+    def generate(self, frames, mask, beam_size=None, alpha=None, max_length=None):
+        """Compiled `call` on numpy batches; returns numpy arrays."""
+        key = (self.beam_size if beam_size is None else int(beam_size),
+               self.alpha if alpha is None else float(alpha),
+               self.max_length if max_length is None else int(max_length))
+        if key not in self._fns:
+            self._fns[key] = tf.function(lambda f, m: self.call({"frames": f, "mask": m}, *key),
+                                         reduce_retracing=True)
+        out = self._fns[key](tf.convert_to_tensor(frames), tf.convert_to_tensor(mask, tf.bool))
+        return {k: v.numpy() for k, v in out.items()}
+
+    def caption(self, sources, beam_size=None, alpha=None, max_length=None, batch_size=8):
+        """Caption clips: paths, `SampledFrames`, or frame arrays (k, H, W, 3). One
+        `VideoCaption` per source, in order; unreadable files raise ImageError naming them."""
+        results = []
+        sources = list(sources)
+        for start in range(0, len(sources), batch_size):
+            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
+            frames, mask = self.batch(clips)
+            out = self.generate(frames, mask, beam_size, alpha, max_length)
+            results.extend(self.decode_outputs(out, clips))
+        return results
+
+    def describe(self, source, beam_size=None, alpha=None, max_length=None):
+        """One clip -> `VideoCaption` (caption, beams, attention over frames, the frames)."""
+        return self.caption([source], beam_size, alpha, max_length)[0]
+
+    def decode_outputs(self, out, clips):
+        results = []
+        for b, clip in enumerate(clips):
+            hyps = []
+            for k in range(out["tokens"].shape[1]):
+                words = self.vocabulary.decode(out["tokens"][b, k].tolist())
+                hyps.append((detokenize(words), float(out["scores"][b, k]), words))
+            steps = int(out["lengths"][b, 0])
+            n = len(clip.frames)
+            attention = out["attention"][b, 0, :steps, :n]  # (steps, k): masked frames carry no weight
+            results.append(VideoCaption(
+                source=clip.path, text=hyps[0][0], tokens=hyps[0][2], score=hyps[0][1],
+                log_prob=float(out["log_probs"][b, 0]), attention=np.asarray(attention),
+                hypotheses=[(t, s) for t, s, _ in hyps], frames=clip.frames, frame_indices=clip.indices,
+                timestamps=clip.timestamps,
+            ))
+        return results
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "model": keras.saving.serialize_keras_object(self.model),
+            "vocabulary": self.vocabulary_tokens, "num_frames": self.num_frames, "sample_fps": self.sample_fps,
+            "beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length,
+            "training_config": self.training_config,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

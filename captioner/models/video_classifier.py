@@ -1,0 +1,84 @@
+"""The whole activity classifier in one Keras object: frames -> class probabilities.
+
+    model = keras.models.load_model("assets/models/video_classify.keras")  # after `import captioner`
+    model({"frames": frames, "mask": mask})   # {"probabilities" (B, K), "frame_probabilities" (B, N, K)}
+    model.describe("clip.avi")                # VideoLabel: label, probabilities, frames
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.models.video_classifier_model import VideoClassifierModel  # noqa: F401  (registered)
+from captioner.models.video_pipeline import FrameFeaturesMixin, VideoLabel, backbone_from, input_size_of
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class VideoClassifier(FrameFeaturesMixin, keras.Model):
+    def __init__(self, backbone, model, class_names, num_frames=8, sample_fps=0.0, training_config=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone_from(backbone)
+        self.model = keras.saving.deserialize_keras_object(model) if isinstance(model, dict) else model
+        self.class_names = [str(c) for c in class_names]
+        if len(self.class_names) != self.model.num_classes:
+            raise ValueError(f"{len(self.class_names)} class names for a {self.model.num_classes}-way classifier")
+        self.num_frames = int(num_frames)
+        self.sample_fps = float(sample_fps or 0.0)
+        self.training_config = training_config or {}
+        self.feature = self.model.feature
+        self.input_size = input_size_of(self.backbone)
+        self._fn = None
+
+    def build(self, input_shape=None):
+        self.built = True  # every weight belongs to the backbone and the inner model, built already
+
+    def call(self, inputs):
+        mask = tf.cast(inputs["mask"], tf.bool)
+        features = self.frame_features(inputs["frames"], mask)
+        logits, frame_logits = self.model.classify(features, mask)
+        return {"probabilities": tf.nn.softmax(logits, -1),  # (B, K)
+                "frame_probabilities": tf.nn.softmax(frame_logits, -1)}  # (B, N, K)
+
+    def predict_frames(self, frames, mask):
+        if self._fn is None:
+            self._fn = tf.function(lambda f, m: self.call({"frames": f, "mask": m}), reduce_retracing=True)
+        out = self._fn(tf.convert_to_tensor(frames), tf.convert_to_tensor(mask, tf.bool))
+        return {k: v.numpy() for k, v in out.items()}
+
+    def classify(self, sources, batch_size=8):
+        """Label clips (paths, `SampledFrames`, frame arrays); one `VideoLabel` each, in order."""
+        results = []
+        sources = list(sources)
+        for start in range(0, len(sources), batch_size):
+            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
+            frames, mask = self.batch(clips)
+            out = self.predict_frames(frames, mask)
+            for b, clip in enumerate(clips):
+                p = out["probabilities"][b]
+                order = np.argsort(-p)
+                results.append(VideoLabel(
+                    source=clip.path, label=self.class_names[order[0]], probability=float(p[order[0]]),
+                    probabilities={self.class_names[i]: float(p[i]) for i in order},
+                    frame_probabilities=out["frame_probabilities"][b, :len(clip.frames)],
+                    frames=clip.frames, frame_indices=clip.indices, timestamps=clip.timestamps,
+                ))
+        return results
+
+    def describe(self, source):
+        return self.classify([source])[0]
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "model": keras.saving.serialize_keras_object(self.model),
+            "class_names": self.class_names, "num_frames": self.num_frames, "sample_fps": self.sample_fps,
+            "training_config": self.training_config,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

@@ -1,0 +1,126 @@
+"""What the two video inference models share: frames -> per-frame backbone features (only
+for real frames), clip preparation from paths or arrays, result types, and loading.
+
+    from captioner.models.video_pipeline import load_video_model
+    model = load_video_model("assets/models/video_caption.keras")   # or video_classify.keras
+    result = model.describe("clip.avi")        # or an array of frames (k, H, W, 3) RGB
+    result.to_json()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.errors import InputError
+
+
+@dataclasses.dataclass
+class VideoCaption:
+    """A caption of one clip, with what the app draws."""
+
+    source: str
+    text: str
+    tokens: list
+    score: float               # length-normalized log-probability used to rank
+    log_prob: float            # summed log-probability
+    attention: np.ndarray      # (len(tokens) + 1, k): weights over the k sampled frames per word, then <end>
+    hypotheses: list           # [(text, score)] of every beam, best first
+    frames: np.ndarray         # (k, H, W, 3) uint8 RGB: the sampled frames, at the model's input size
+    frame_indices: np.ndarray  # (k,) frame numbers in the file
+    timestamps: np.ndarray     # (k,) seconds
+
+    def to_json(self):
+        return {"source": self.source, "caption": self.text, "score": round(self.score, 4),
+                "log_prob": round(self.log_prob, 4),
+                "hypotheses": [{"caption": t, "score": round(s, 4)} for t, s in self.hypotheses],
+                "frames": [int(i) for i in self.frame_indices],
+                "timestamps": [round(float(t), 3) for t in self.timestamps],
+                "attention": np.round(self.attention, 4).tolist()}
+
+
+@dataclasses.dataclass
+class VideoLabel:
+    """An activity label of one clip."""
+
+    source: str
+    label: str
+    probability: float
+    probabilities: dict        # {class name: probability}, most probable first
+    frame_probabilities: np.ndarray  # (k, K): softmax(V h_t + b) after each sampled frame
+    frames: np.ndarray
+    frame_indices: np.ndarray
+    timestamps: np.ndarray
+
+    def to_json(self, top=5):
+        return {"source": self.source, "label": self.label, "probability": round(self.probability, 4),
+                "probabilities": {k: round(v, 4) for k, v in list(self.probabilities.items())[:top]},
+                "frames": [int(i) for i in self.frame_indices],
+                "timestamps": [round(float(t), 3) for t in self.timestamps]}
+
+
+class FrameFeaturesMixin:
+    """For keras.Model subclasses holding `self.backbone` (pixels -> {"grid", "pooled"}) and
+    `self.feature` ("pooled" or "grid"), `num_frames`, `sample_fps`, `input_size`."""
+
+    def frame_features(self, frames, mask):
+        """frames (B, N, H, W, 3) 0..255, mask (B, N) -> features (B, N, D) or (B, N, R, C),
+        zeros at masked frames; the backbone runs only on the real frames."""
+        mask = tf.cast(mask, tf.bool)
+        index = tf.where(mask)  # (M, 2): (clip, frame) of every real frame
+        pixels = tf.gather_nd(frames, index)  # (M, H, W, 3)
+        out = self.backbone(pixels, training=False)[self.feature]  # (M, D) or (M, h, w, C)
+        if self.feature == "grid":
+            out = tf.reshape(out, [tf.shape(out)[0], -1, out.shape[-1]])  # (M, R, C)
+        shape = tf.concat([tf.shape(mask, out_type=tf.int64), tf.shape(out, out_type=tf.int64)[1:]], 0)
+        return tf.scatter_nd(index, out, shape)  # (B, N, ...)
+
+    def prepare(self, source):
+        """A `SampledFrames` at the model's input size from a path, a SampledFrames, or frames."""
+        from captioner.features.video import SampledFrames, frames_from_arrays, sample_frames
+
+        if isinstance(source, SampledFrames):
+            if source.frames.shape[1:3] == tuple(self.input_size) and len(source.frames) <= self.num_frames:
+                return dataclasses.replace(source, num_frames=self.num_frames)
+            return frames_from_arrays(source.frames, self.num_frames, self.input_size, name=source.path)
+        if isinstance(source, (str, os.PathLike)):
+            return sample_frames(source, num_frames=self.num_frames, fps=self.sample_fps or None,
+                                 size=self.input_size)
+        return frames_from_arrays(source, self.num_frames, self.input_size)
+
+    def batch(self, clips):
+        """Stack SampledFrames into (frames (B, N, H, W, 3) uint8, mask (B, N))."""
+        frames, masks = zip(*(c.padded() for c in clips))
+        return np.stack(frames), np.stack(masks)
+
+
+def backbone_from(backbone):
+    if isinstance(backbone, dict):
+        backbone = keras.saving.deserialize_keras_object(backbone)
+    return backbone
+
+
+def input_size_of(backbone):
+    shape = backbone.inputs[0].shape
+    return int(shape[1]), int(shape[2])
+
+
+def load_video_model(path):
+    """Load a bundled video model (`VideoCaptioner` or `VideoClassifier`) safely."""
+    import captioner.models.video_captioner  # noqa: F401  (registers the classes)
+    import captioner.models.video_classifier  # noqa: F401
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError(f"{path}: model file not found")
+    try:
+        model = keras.models.load_model(path)
+    except Exception as exc:  # keras raises many types for a bad file
+        raise InputError(f"{path}: cannot load as a captioner video model ({type(exc).__name__}: {exc})") from None
+    if not hasattr(model, "describe"):
+        raise InputError(f"{path}: is a {type(model).__name__}, not a captioner video model")
+    return model

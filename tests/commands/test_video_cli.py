@@ -1,0 +1,97 @@
+"""`captioner video`: one JSON line per clip, an error row for a broken file, exit 1 then."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from captioner.cli import main
+from captioner.data.synthetic_video import render_clip, write_video
+from captioner.models.video_caption_model import VideoCaptionModel
+from captioner.models.video_captioner import VideoCaptioner
+from captioner.models.video_classifier import VideoClassifier
+from captioner.models.video_classifier_model import VideoClassifierModel
+from captioner.text import Vocabulary
+
+ASSETS = os.path.join(os.path.dirname(__file__), "..", "..", "assets", "models")
+
+
+def tiny_backbone(size=32):
+    x = keras.Input((size, size, 3))
+    h = keras.layers.Rescaling(1 / 255.0)(x)
+    grid = keras.layers.Conv2D(6, 3, strides=size // 4, padding="same", activation="relu")(h)
+    pooled = keras.layers.GlobalAveragePooling2D()(grid)
+    return keras.Model(x, {"grid": grid, "pooled": pooled})
+
+
+@pytest.fixture
+def clips(tmp_path):
+    rng = np.random.default_rng(0)
+    good = []
+    for i, motion in enumerate(("left", "grow")):
+        path = tmp_path / "clips" / f"clip{i}.avi"
+        path.parent.mkdir(exist_ok=True)
+        write_video(str(path), render_clip(motion, "red", "circle", rng, num_frames=6 + 4 * i, size=40), 10)
+        good.append(str(path))
+    broken = tmp_path / "clips" / "broken.avi"
+    broken.write_bytes(b"RIFF....AVI this is not a video")
+    return good, str(broken)
+
+
+def test_caption_and_classify_jsonl_with_a_broken_file(tmp_path, clips, capsys):
+    good, broken = clips
+    vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
+    captioner_model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8,
+                                                                        embedding_dim=8, attention_units=8),
+                                     vocab, num_frames=4, beam_size=2, max_length=4)
+    cap_path = str(tmp_path / "cap.keras")
+    captioner_model.save(cap_path)
+    out = tmp_path / "out" / "captions.jsonl"
+    status = main(["video", str(tmp_path / "clips"), "--model", cap_path, "--output", str(out), "--no-progress"])
+    assert status == 1
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["source"] for r in rows] == sorted(good + [broken])  # one line per clip, in order
+    bad = [r for r in rows if "error" in r]
+    assert len(bad) == 1 and bad[0]["source"] == broken and "broken.avi" in bad[0]["error"]
+    for r in rows:
+        if "error" not in r:
+            assert isinstance(r["caption"], str) and len(r["frames"]) == 4
+            assert len(r["attention"]) >= 1 and all(abs(sum(a) - 1) < 1e-4 for a in r["attention"])
+    assert not os.path.exists(str(out) + ".partial")
+    assert "failed" in capsys.readouterr().err
+
+    classifier = VideoClassifier(tiny_backbone(), VideoClassifierModel(3, 6, units=8, projection_dim=8),
+                                 ["Grow", "MoveLeft", "Shrink"], num_frames=4)
+    cls_path = str(tmp_path / "cls.keras")
+    classifier.save(cls_path)
+    out2 = tmp_path / "labels.jsonl"
+    assert main(["video", *good, "--model", cls_path, "--output", str(out2), "--top", "2", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out2.read_text().splitlines()]
+    assert len(rows) == 2 and all(r["label"] in ("Grow", "MoveLeft", "Shrink") for r in rows)
+    assert all(len(r["probabilities"]) == 2 for r in rows)
+
+
+def test_no_videos_and_bad_model(tmp_path, clips):
+    good, _ = clips
+    assert main(["video", str(tmp_path / "empty*.avi"), "--model", "m.keras", "--output", str(tmp_path / "o.jsonl")]) == 2
+    assert main(["video", *good, "--model", str(tmp_path / "missing.keras"), "--output", str(tmp_path / "o.jsonl")]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["video_caption", "video_classify"])
+def test_bundled_models_on_generated_clips(tmp_path, name):
+    path = os.path.join(ASSETS, f"{name}.keras")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not there (made by `captioner train {name.replace('_', '-')}`, see its .json)")
+    rng = np.random.default_rng(123)
+    clip = tmp_path / "left.avi"
+    write_video(str(clip), render_clip("left", "red", "circle", rng, num_frames=16, size=64), 12)
+    out = tmp_path / "o.jsonl"
+    assert main(["video", str(clip), "--model", path, "--output", str(out), "--no-progress"]) == 0
+    row = json.loads(out.read_text())
+    if name == "video_caption":
+        assert row["caption"] in ("a red circle moves to the left", "a red circle is moving left")
+    else:
+        assert row["label"] == "MoveLeft"
