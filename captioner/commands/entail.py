@@ -1,0 +1,85 @@
+"""`captioner entail --model M --input PAIRS.tsv [--output OUT.jsonl]`
+
+Each input line is `premise<TAB>hypothesis` (further columns, such as a gold label, are
+ignored). Each output line is one JSON object, in input order:
+
+    {"line": 3, "label": "ENTAILMENT",
+     "probabilities": {"NEUTRAL": 0.1, "ENTAILMENT": 0.85, "CONTRADICTION": 0.05},
+     "premise": "...", "hypothesis": "..."}
+
+A malformed line (no tab, an empty side, not UTF-8, no words) gives
+`{"line": N, "error": "..."}` and the work goes on; the exit status is 1 if any line failed.
+"""
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "entail", help="classify premise/hypothesis pairs as NEUTRAL, ENTAILMENT or CONTRADICTION",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", required=True, help="a .keras entailment model (e.g. assets/models/sick_entailment.keras)")
+    p.add_argument("--input", "-i", help="TSV file of premise<TAB>hypothesis lines (default: stdin)")
+    p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.set_defaults(func=run)
+
+
+def parse_pairs(lines):
+    """[(line number, premise, hypothesis, error or None)] from [(line number, text or None)]."""
+    from captioner.models.entailment import entail_tokens
+
+    rows = []
+    for n, text in lines:
+        if text is None:
+            rows.append((n, None, None, "not UTF-8 text"))
+            continue
+        cols = text.split("\t")
+        if len(cols) < 2:
+            rows.append((n, None, None, "expected premise<TAB>hypothesis, found no tab"))
+            continue
+        premise, hypothesis = cols[0].strip(), cols[1].strip()
+        if not premise or not hypothesis:
+            rows.append((n, None, None, f"empty {'premise' if not premise else 'hypothesis'}"))
+        elif not entail_tokens(premise) or not entail_tokens(hypothesis):
+            rows.append((n, None, None, f"the {'premise' if not entail_tokens(premise) else 'hypothesis'} has no words"))
+        else:
+            rows.append((n, premise, hypothesis, None))
+    return rows
+
+
+def run(args):
+    from tqdm import tqdm
+
+    from captioner.commands.translate import output_stream, read_lines
+    from captioner.models.entailment import load_entailment
+
+    model = load_entailment(args.model)
+    rows = parse_pairs(read_lines(args))
+    failed = 0
+    with output_stream(args.output) as out:
+        bar = tqdm(total=len(rows), unit="pair", desc="entail", file=sys.stderr, disable=None)
+        for start in range(0, len(rows), args.batch_size):
+            chunk = rows[start:start + args.batch_size]
+            good = [r for r in chunk if r[3] is None]
+            results = {}
+            if good:
+                for r, res in zip(good, model.entail([r[1] for r in good], [r[2] for r in good])):
+                    results[r[0]] = res
+            for n, premise, hypothesis, error in chunk:
+                if error:
+                    failed += 1
+                    print(f"captioner entail: warning: line {n}: {error}", file=sys.stderr)
+                    obj = {"line": n, "error": error}
+                else:
+                    res = results[n]
+                    obj = {"line": n, "label": res.label,
+                           "probabilities": {k: round(v, 6) for k, v in res.probabilities.items()},
+                           "premise": premise, "hypothesis": hypothesis}
+                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            bar.update(len(chunk))
+        bar.close()
+    return 1 if failed else 0

@@ -1,0 +1,51 @@
+"""`captioner entail`: one JSON line per input pair, error rows for malformed lines."""
+
+import json
+
+import keras
+import pytest
+
+from captioner.cli import main
+from captioner.models.entailment import LABELS, EntailmentClassifier
+from captioner.text import Vocabulary
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    keras.utils.set_random_seed(0)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "man", "is", "not", "playing"))
+    model = EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8)
+    path = tmp_path_factory.mktemp("entail_cli") / "tiny.keras"
+    model.save(path)
+    return str(path)
+
+
+def test_output_rows_labels_probabilities_and_error_rows(model_path, tmp_path, capsys):
+    src = tmp_path / "pairs.tsv"
+    src.write_bytes(b"A man is playing\tA man is not playing\n"
+                    b"no tab here\n"
+                    b"\tempty premise\n"
+                    b"A man\tA man\tNEUTRAL\n"
+                    b"bad \xff\tutf8\n"
+                    b"!!!\tA man\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--batch-size", "2"]) == 1  # some lines failed
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["line"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    for i in (0, 3):
+        assert rows[i]["label"] in LABELS and set(rows[i]["probabilities"]) == set(LABELS)
+        assert abs(sum(rows[i]["probabilities"].values()) - 1) < 1e-4
+        assert rows[i]["label"] == max(rows[i]["probabilities"], key=rows[i]["probabilities"].get)
+    assert rows[3]["hypothesis"] == "A man"  # the third column is ignored
+    assert "no tab" in rows[1]["error"] and "empty premise" in rows[2]["error"]
+    assert "UTF-8" in rows[4]["error"] and "no words" in rows[5]["error"]
+    assert "line 2:" in capsys.readouterr().err
+
+
+def test_all_good_lines_exit_zero(model_path, tmp_path):
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a man is playing\ta man is playing\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 1

@@ -1,0 +1,71 @@
+"""`captioner translate`: one output line per input line, in order, whatever the input holds."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import pytest
+
+from captioner.cli import main
+from captioner.models.seq2seq import Seq2Seq
+from captioner.text import Vocabulary
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    keras.utils.set_random_seed(0)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "b", "c", "d"))
+    model = Seq2Seq(v, v, kind="attention", embedding_dim=8, units=8, attention_units=8, dropout=0.0,
+                    beam_size=2, max_length=6, max_source_length=5)
+    path = tmp_path_factory.mktemp("translate_cli") / "tiny.keras"
+    model.save(path)
+    return str(path)
+
+
+def test_line_alignment_with_empty_bad_and_long_lines(model_path, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"a b c\n\nd d\n   \nnot \xff utf8\na b c d a b c d\nb\n")
+    out = tmp_path / "out.txt"
+    att = tmp_path / "att"
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--batch-size", "2", "--attention-dir", str(att)]) == 0
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == 7  # exactly one output line per input line
+    assert lines[1] == "" and lines[3] == "" and lines[4] == ""  # empty / blank / bad UTF-8 stay empty
+    err = capsys.readouterr().err
+    assert "line 2: empty" in err and "line 4: empty" in err and "line 5: not UTF-8" in err
+    assert "line 6: longer than the model's 5 source words" in err
+    pngs = sorted(p.name for p in att.iterdir())
+    assert pngs == ["line00001.png", "line00003.png", "line00006.png", "line00007.png"]
+    assert (att / "line00001.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_same_output_whatever_the_batch_size(model_path, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\nc\n\nd a b\nb b b\n", encoding="utf-8")
+    outs = []
+    for bs in ("1", "3", "64"):
+        out = tmp_path / f"out{bs}.txt"
+        assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out),
+                     "--batch-size", bs]) == 0
+        outs.append(out.read_text(encoding="utf-8"))
+    assert outs[0] == outs[1] == outs[2] and outs[0].count("\n") == 5
+
+
+def test_stdin_to_stdout_subprocess(model_path):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "captioner", "translate", "--model", model_path,
+                           "--beam-size", "1"], input=b"a b\n\nc d\n", capture_output=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stdout.decode().count("\n") == 3 and proc.stdout.decode().split("\n")[1] == ""
+    assert b"line 2: empty" in proc.stderr
+
+
+def test_missing_or_wrong_model_is_a_clear_error(tmp_path, capsys):
+    assert main(["translate", "--model", str(tmp_path / "nope.keras")]) == 2
+    assert "nope.keras: model file not found" in capsys.readouterr().err

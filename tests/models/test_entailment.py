@@ -1,0 +1,98 @@
+"""ESIM-lite entailment classifier: features, attention, save/load in a fresh process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from captioner.errors import InputError
+from captioner.models.entailment import LABELS, EntailmentClassifier, entail_tokens, pair_features
+from captioner.text import Vocabulary
+
+REPO = Path(__file__).resolve().parents[2]
+WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
+
+
+def _model(**kw):
+    keras.utils.set_random_seed(0)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
+    return EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8, dropout=0.0, **kw)
+
+
+def test_pair_features_hand_worked():
+    p = entail_tokens("A man is playing a guitar")
+    h = entail_tokens("A man is not playing")
+    f = pair_features(p, h)
+    # h in p: a, man, is, playing (4 of 5); p in h: a, man, is, playing, a (5 of 6)
+    np.testing.assert_allclose(f[:2], [4 / 5, 5 / 6], rtol=1e-6)
+    assert f[2] == pytest.approx(4 / 6)  # {a, man, is, playing} / {a, man, is, playing, guitar, not}
+    assert f[3] == 0 and f[4] == pytest.approx(1 / 3) and f[5] == pytest.approx(1 / 3) and f[6] == 1
+    assert f[7] == pytest.approx(5 / 6) and f[8] == 1.0  # the one missing word is a negation
+    assert pair_features([], []).shape == (9,)
+
+
+def test_entail_returns_labels_probabilities_and_attention():
+    model = _model()
+    out = model.entail(["A man is playing a guitar", "There is no woman"], ["A man is playing", "A woman sings"])
+    assert [o.label in LABELS for o in out] == [True, True]
+    for o in out:
+        assert abs(sum(o.probabilities.values()) - 1) < 1e-5
+        assert o.attention.shape == (len(o.hypothesis_tokens), len(o.premise_tokens))
+        np.testing.assert_allclose(o.attention.sum(1), 1.0, atol=1e-5)  # each hypothesis word over the premise
+    with pytest.raises(InputError, match="hypothesis has no words"):
+        model.entail(["a man"], ["!!"])
+    with pytest.raises(InputError, match="2 premises but 1"):
+        model.entail(["a", "b"], ["c"])
+
+
+def test_padding_does_not_change_predictions():
+    model = _model()
+    x, _, _ = model.prepare(["a man is playing"], ["a man is not playing"])
+    p1, _ = model.predict_proba(x)
+    x2 = {k: (np.pad(v, [[0, 0], [0, 4]]) if k != "features" else v) for k, v in x.items()}
+    p2, _ = model.predict_proba(x2)
+    np.testing.assert_allclose(p1, p2, atol=1e-5)
+
+
+def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
+    model = _model()
+    rng = np.random.default_rng(0)
+    subj = ["a man", "a woman"]
+    verbs = ["is playing", "is singing"]
+    prem, hyp, y = [], [], []
+    for _ in range(96):
+        s, v, v2 = subj[rng.integers(2)], verbs[rng.integers(2)], verbs[rng.integers(2)]
+        kind = rng.integers(3)
+        prem.append(f"{s} {v}")
+        if kind == 0:
+            hyp.append(f"{s} {v}"), y.append(1)                    # ENTAILMENT: same sentence
+        elif kind == 1:
+            hyp.append(f"{s} {v.replace('is', 'is not')}"), y.append(2)  # CONTRADICTION: negated
+        else:
+            hyp.append(f"there is no guitar"), y.append(0)          # NEUTRAL: unrelated
+    x, _, _ = model.prepare(prem, hyp)
+    model.compile(optimizer=keras.optimizers.Adam(2e-2),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, np.array(y), epochs=25, batch_size=32, verbose=0)
+    probs, _ = model.predict_proba(x)
+    assert (probs.argmax(-1) == np.array(y)).mean() > 0.9
+
+    path = tmp_path / "entail.keras"
+    model.save(path)
+    expected = [o.probabilities for o in model.entail(prem[:4], hyp[:4])]
+    code = (
+        "import json, keras, captioner\n"
+        f"m = keras.models.load_model({str(path)!r})\n"
+        f"print(json.dumps([o.probabilities for o in m.entail({prem[:4]!r}, {hyp[:4]!r})]))\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose([g[k] for k in LABELS], [e[k] for k in LABELS], atol=1e-5)
