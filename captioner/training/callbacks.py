@@ -50,8 +50,11 @@ class EpochCheckpoint(keras.callbacks.Callback):
     better), keep the best weights, write an atomic checkpoint (weights + optimizer) and the
     history, redraw the curve plot, and stop after `patience` epochs without improvement."""
 
-    def __init__(self, run, evaluate_fn, metric_name="dev_BLEU-4", patience=3, state=None, plot_fn=None):
+    def __init__(self, run, evaluate_fn, metric_name="dev_BLEU-4", patience=3, state=None, plot_fn=None,
+                 lr_decay=1.0):
         super().__init__()
+        self.lr_decay = lr_decay  # multiply the learning rate by this after an epoch without improvement
+        self.learning_rate = (state or {}).get("learning_rate")
         self.run = run
         self.evaluate_fn = evaluate_fn
         self.metric_name = metric_name
@@ -63,6 +66,13 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self.wait = state.get("wait", 0)
         self.plot_fn = plot_fn
         self._start = None
+
+    def on_train_begin(self, logs=None):
+        if self.learning_rate is None and self.wait and self.lr_decay != 1.0:
+            # a run checkpointed before decay was recorded: catch up on the plateaus so far
+            self.learning_rate = float(self.model.optimizer.learning_rate) * self.lr_decay ** self.wait
+        if self.learning_rate is not None:
+            self.model.optimizer.learning_rate = self.learning_rate
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
@@ -82,10 +92,15 @@ class EpochCheckpoint(keras.callbacks.Callback):
                 self.model.save_weights(tmp)
         else:
             self.wait += 1
+            if self.lr_decay != 1.0:
+                self.learning_rate = float(self.model.optimizer.learning_rate) * self.lr_decay
+                self.model.optimizer.learning_rate = self.learning_rate
+        entry["learning_rate"] = float(self.model.optimizer.learning_rate)
         with atomic_path(self.run.path(CHECKPOINT)) as tmp:
             self.model.save_weights(tmp)  # includes the optimizer's variables
         state = {"epoch": epoch + 1, "best": self.best, "best_epoch": self.best_epoch,
-                 "wait": self.wait, "history": self.history}
+                 "wait": self.wait, "learning_rate": float(self.model.optimizer.learning_rate),
+                 "history": self.history}
         write_json(self.run.path(STATE), state)
         write_json(self.run.path(HISTORY), self.history)
         if self.plot_fn:

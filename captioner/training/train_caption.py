@@ -49,6 +49,8 @@ def register(subparsers):
     p.add_argument("--alpha", type=float, default=0.0, help="length penalty of the saved model")
     p.add_argument("--max-length", type=int, default=20, help="max generated tokens")
     p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--lr-decay", type=float, default=0.5,
+                   help="multiply the learning rate by this after each epoch without dev improvement")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--limit", type=int, default=None, help="use only the first N train images (smoke runs)")
     p.add_argument("--dev-limit", type=int, default=None, help="use only the first N dev images")
@@ -168,7 +170,7 @@ def run(args):
 
     callbacks = [
         EpochCheckpoint(run_dir, epoch_eval, "dev_BLEU-4", patience=args.patience, state=state,
-                        plot_fn=lambda h, d: plot_history(h, d, "dev_BLEU-4")),
+                        plot_fn=lambda h, d: plot_history(h, d, "dev_BLEU-4"), lr_decay=args.lr_decay),
         keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50),
     ]
     if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
