@@ -131,7 +131,6 @@ def run(args):
         vocab.save(vocab_path)
     log.info("vocabulary: %d words (min count %d)", len(vocab), args.min_count)
     examples = CaptionExamples.build(train, vocab, args.max_caption_length)
-    dataset = examples.dataset(train_feats, args.batch_size, seed=args.seed)
     steps = examples.steps_per_epoch(args.batch_size)
 
     config = {k: v for k, v in vars(args).items() if k != "func"}
@@ -154,6 +153,8 @@ def run(args):
     elif args.resume:
         log.info("--resume: no checkpoint in %s yet, starting fresh", args.output_dir)
 
+    # a resumed run continues the shuffling sequence where the checkpoint left it
+    dataset = examples.dataset(train_feats, args.batch_size, seed=args.seed + initial_epoch)
     references = {p: dev.captions[p] for p in dev.image_paths}
 
     def evaluate(beam_size=args.beam_size, tool="python", alpha=args.alpha, meteor=True):
