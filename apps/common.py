@@ -1,0 +1,291 @@
+"""Helpers shared by the app's pages: model registry and loading, uploads, images, downloads.
+
+Every page imports this module as `common` (apps/app.py puts apps/ on sys.path). Models are
+loaded once per process with `st.cache_resource`; uploads are read from memory (Streamlit
+keeps them in memory, nothing here writes them to disk) and decoded with a clear error for
+anything that is not a readable image.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+from PIL import Image
+
+from captioner.errors import ImageError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ASSETS = REPO_ROOT / "assets"
+SAMPLES_DIR = ASSETS / "samples"
+
+MAX_UPLOAD_MB = 20  # also server.maxUploadSize in .streamlit/config.toml
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024  # Streamlit counts an upload MB as 2**20 bytes
+MAX_IMAGE_PIXELS = 50_000_000  # a 20 MB PNG can hold a far larger image than anyone photographs
+# MIME types, not extensions: the browser filters the file dialog by them, and Streamlit then
+# leaves the content check to `decode_image` (an extension list makes Streamlit raise on a
+# wrong name before the page runs, where no page can turn it into a message).
+IMAGE_TYPES = ["image/jpeg", "image/png", "image/webp", "image/gif"]
+SAMPLE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """A bundled model: where it lives, the env var that overrides it, and how it is made."""
+
+    key: str
+    title: str
+    default_path: str  # relative to the repository root
+    env_var: str
+    train_command: str
+
+    @property
+    def path(self) -> Path:
+        override = os.environ.get(self.env_var)
+        path = Path(override) if override else REPO_ROOT / self.default_path
+        return path if path.is_absolute() else (REPO_ROOT / path)
+
+
+MODELS = {
+    spec.key: spec for spec in (
+        ModelSpec("caption", "Flickr8k soft-attention captioner", "assets/models/flickr8k_attention.keras",
+                  "CAPTIONER_CAPTION_MODEL",
+                  "captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
+                  "--features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention "
+                  "--model-out assets/models/flickr8k_attention.keras"),
+        ModelSpec("vqa", "easy-VQA question-guided attention", "assets/models/easy_vqa.keras",
+                  "CAPTIONER_VQA_MODEL",
+                  "captioner train vqa ...  # see `captioner train vqa --help`; "
+                  "writes assets/models/easy_vqa.keras"),
+        ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
+                  "CAPTIONER_TRANSLATE_FR_EN_MODEL",
+                  "captioner train translate ...  # see `captioner train translate --help`; "
+                  "writes assets/models/anki_fr_en.keras"),
+        ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
+                  "CAPTIONER_TRANSLATE_EN_DE_MODEL",
+                  "captioner train translate ...  # see `captioner train translate --help`; "
+                  "writes assets/models/multi30k_en_de.keras"),
+        ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
+                  "CAPTIONER_ENTAIL_MODEL",
+                  "captioner train entail ...  # see `captioner train entail --help`; "
+                  "writes assets/models/sick_entailment.keras"),
+        ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
+                  "CAPTIONER_VIDEO_CAPTION_MODEL",
+                  "captioner train video-caption ...  # see `captioner train video-caption --help`; "
+                  "writes assets/models/video_caption.keras"),
+        ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
+                  "CAPTIONER_VIDEO_CLASSIFY_MODEL",
+                  "captioner train video-classify ...  # see `captioner train video-classify --help`; "
+                  "writes assets/models/video_classify.keras"),
+    )
+}
+
+
+# ----------------------------------------------------------------------------- models
+
+def register_model_classes():
+    """Register every captioner Keras layer and model so `keras.models.load_model` finds them."""
+    import captioner  # noqa: F401  (its __init__ imports captioner.layers and captioner.models)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _load_keras_model(path: str, mtime_ns: int, size: int):
+    """Load one .keras file; cached per (path, modification time, size) for the whole process."""
+    import keras
+
+    register_model_classes()
+    try:
+        model = keras.models.load_model(path)  # safe_mode stays on
+    except Exception as exc:  # noqa: BLE001 - any failure means this file cannot be used
+        raise ModelLoadError(path, f"{type(exc).__name__}: {exc}") from None
+    return model, threading.Lock()  # the lock serializes inference on the shared model
+
+
+class ModelLoadError(Exception):
+    def __init__(self, path, detail):
+        self.path = str(path)
+        self.detail = detail
+        super().__init__(f"{self.path}: cannot load the model: {detail}")
+
+
+def load_model(path):
+    """(model, lock) for the .keras file at `path`, loaded once per process."""
+    path = Path(path)
+    stat = path.stat()
+    return _load_keras_model(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+def show_missing_model(spec: ModelSpec, purpose: str):
+    """Tell the user that `spec`'s model file is absent and which command makes it."""
+    st.info(
+        f"**{spec.title}** is not here yet: this page needs `{display_path(spec.path)}` "
+        f"{purpose}. Train it from the repository root with the command below, then reload this page "
+        f"(or point `{spec.env_var}` at a model file).",
+        icon=":material/model_training:",
+    )
+    st.code(spec.train_command, language="bash")
+
+
+def model_or_explain(spec: ModelSpec, purpose: str):
+    """Load `spec`'s model with a spinner; show why not (missing / broken) and return None."""
+    path = spec.path
+    if not path.is_file():
+        show_missing_model(spec, purpose)
+        return None
+    try:
+        with st.spinner(f"Loading {spec.title} ({display_path(path)}) ..."):
+            return load_model(path)
+    except ModelLoadError as exc:
+        st.error(f"The model file `{display_path(path)}` is there but cannot be loaded: {exc.detail}",
+                 icon=":material/error:")
+        st.code(spec.train_command, language="bash")
+        return None
+
+
+def model_card(path):
+    """The metrics JSON written beside a bundled model (command, seed, data, metrics), or None."""
+    card = Path(path).with_suffix(".json")
+    if not card.is_file():
+        return None
+    try:
+        return json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def display_path(path) -> str:
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ----------------------------------------------------------------------------- uploads and images
+
+REFUSED = "refused"  # image_uploader / read_upload: a file was given but cannot be used (error shown)
+
+
+def image_uploader(label, key, help=None, types=IMAGE_TYPES):
+    """A file uploader for one image.
+
+    Returns None when no file is given, `REFUSED` when the file cannot be used (the reason is
+    already shown with `st.error`), else (file name, bytes).
+    """
+    uploaded = st.file_uploader(label, type=types, key=key, help=help, max_upload_size=MAX_UPLOAD_MB)
+    return read_upload(uploaded)
+
+
+def read_upload(uploaded):
+    """(name, bytes) of an `UploadedFile`; None if no file; `REFUSED` (error shown) if too big or empty."""
+    if uploaded is None:
+        return None
+    size = uploaded.size
+    if size > MAX_UPLOAD_BYTES:
+        st.error(f"`{uploaded.name}` is {size / 2**20:.1f} MB; this app accepts files up to "
+                 f"{MAX_UPLOAD_MB} MB. Please upload a smaller file.", icon=":material/error:")
+        return REFUSED
+    data = uploaded.getvalue()  # in memory: Streamlit never writes uploads to disk
+    if not data:
+        st.error(f"`{uploaded.name}` is empty (0 bytes).", icon=":material/error:")
+        return REFUSED
+    return uploaded.name, data
+
+
+def decode_image(data: bytes, name: str) -> Image.Image:
+    """Decode image bytes to an RGB PIL image (first frame of a GIF/WebP, EXIF rotation applied).
+
+    Raises ImageError(name, reason) for an empty, non-image, truncated or oversized file.
+    """
+    from captioner.features.images import open_image
+
+    if not data:
+        raise ImageError(name, "the file is empty")
+    try:
+        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
+            width, height = probe.size
+    except Exception:  # noqa: BLE001 - open_image below names the problem
+        width = height = 0
+    if width * height > MAX_IMAGE_PIXELS:
+        raise ImageError(name, f"{width}x{height} pixels is more than the {MAX_IMAGE_PIXELS / 1e6:.0f} "
+                               f"megapixels this app accepts")
+    try:
+        return open_image(data, name=name)
+    except ImageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad file, said plainly
+        raise ImageError(name, f"cannot decode image: {type(exc).__name__}: {exc}") from None
+
+
+def list_samples(folder=SAMPLES_DIR):
+    """Sample photos bundled in assets/samples/ (top level only), sorted by name."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SAMPLE_EXTENSIONS)
+
+
+def resize_for_display(image: Image.Image, max_side: int) -> np.ndarray:
+    """RGB uint8 array of `image` scaled down (never up) so its longer side is at most `max_side`."""
+    w, h = image.size
+    scale = min(1.0, max_side / max(w, h))
+    if scale < 1.0:
+        image = image.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.LANCZOS)
+    return np.asarray(image.convert("RGB"), dtype=np.uint8)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+# ----------------------------------------------------------------------------- downloads
+
+def png_bytes(image) -> bytes:
+    """PNG bytes of a PIL image or an RGB uint8 array."""
+    if not isinstance(image, Image.Image):
+        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def json_bytes(obj) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def download_png(label, image, file_name, key):
+    st.download_button(label, png_bytes(image), file_name=file_name, mime="image/png", key=key,
+                       icon=":material/download:", on_click="ignore")
+
+
+def download_json(label, obj, file_name, key):
+    st.download_button(label, json_bytes(obj), file_name=file_name, mime="application/json", key=key,
+                       icon=":material/download:", on_click="ignore")
+
+
+def safe_stem(name: str) -> str:
+    """A file-name stem made of safe characters, for download names."""
+    stem = Path(name).stem or "image"
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)[:60]
+
+
+def show_model_card(spec: ModelSpec):
+    """Show how a bundled model was made and what it scored (the JSON beside it), if there is one."""
+    card = model_card(spec.path)
+    st.success(f"**{spec.title}**: `{display_path(spec.path)}` is loaded.", icon=":material/check_circle:")
+    if card is None:
+        st.caption(f"No metrics file `{display_path(spec.path.with_suffix('.json'))}` beside it.")
+        return
+    if card.get("command"):
+        st.markdown("Made with:")
+        st.code(card["command"], language="bash")
+    metrics = {k: v for k, v in card.items() if "metric" in k.lower()}
+    if metrics:
+        st.json(metrics, expanded=False)

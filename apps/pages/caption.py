@@ -1,0 +1,163 @@
+"""Caption page: an uploaded or sample photo -> beam-search captions and per-word attention maps.
+
+The model is the bundled soft-attention captioner (Show, Attend and Tell), or the file named
+by CAPTIONER_CAPTION_MODEL. Results are kept per (image, model, settings) in the session, so
+stepping through the words does not decode again.
+"""
+
+import collections
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from PIL import Image
+
+import common
+from captioner.errors import ImageError
+from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure
+
+SPEC = common.MODELS["caption"]
+GRID_COLUMNS = 5
+RESULTS_KEPT = 8
+
+st.title("Caption an image")
+st.caption("An EfficientNet-Lite0 grid of 7x7 regions, an LSTM decoder with soft attention "
+           "(Show, Attend and Tell) and beam search. Each word comes with the map of where the "
+           "model looked when it chose that word.")
+
+samples = common.list_samples()
+upload_col, sample_col = st.columns([3, 2])
+with upload_col:
+    upload = common.image_uploader(
+        f"Upload a photo (JPEG, PNG, WebP or GIF; up to {common.MAX_UPLOAD_MB} MB)", key="caption_upload")
+with sample_col:
+    sample_name = st.selectbox("... or pick a sample photo", [p.name for p in samples], key="caption_sample",
+                               disabled=bool(upload), placeholder="no samples in assets/samples/")
+
+loaded = common.model_or_explain(SPEC, "to caption images")
+if loaded is None:
+    st.stop()
+model, model_lock = loaded
+
+with st.sidebar:
+    st.header("Decoding")
+    beam_size = st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="caption_beam",
+                          help="How many partial captions are kept at each step; 1 is greedy decoding.")
+    alpha = st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
+                      key="caption_alpha",
+                      help="Hypotheses are ranked by log P / length**alpha: 0 favours short captions, "
+                           "1 is the mean log-probability per word.")
+    max_length = st.slider("Maximum length (words)", 3, 40, min(40, max(3, int(model.max_length))),
+                           key="caption_max_length")
+
+if upload == common.REFUSED:
+    st.stop()
+if upload:
+    source_name, data = upload
+elif sample_name:
+    source_name = sample_name
+    data = (common.SAMPLES_DIR / sample_name).read_bytes()
+else:
+    st.info("Upload a photo to caption it.")
+    st.stop()
+
+try:
+    image = common.decode_image(data, source_name)
+except ImageError as exc:
+    st.error(f"Cannot caption `{exc.path}`: {exc.reason}.", icon=":material/broken_image:")
+    st.stop()
+
+model_path = SPEC.path
+result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
+results = st.session_state.setdefault("caption_results", collections.OrderedDict())
+caption = results.get(result_key)
+if caption is None:
+    height, width = model.input_size
+    pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) as in training
+    try:
+        with st.spinner("Captioning ..."), model_lock:
+            caption = model.caption([pixels], beam_size=beam_size, alpha=alpha, max_length=max_length)[0]
+    except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
+        st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
+        st.stop()
+    results[result_key] = caption
+    while len(results) > RESULTS_KEPT:
+        results.popitem(last=False)
+
+# ----------------------------------------------------------------------------- caption and hypotheses
+words = list(caption.tokens)
+maps = np.asarray(caption.attention, dtype=np.float32)  # (steps, h, w): one per word, then <end> if reached
+labels = (words + ["<end>"])[:maps.shape[0]]
+shown = common.resize_for_display(image, 640)  # (H', W', 3), original aspect ratio
+thumb = common.resize_for_display(image, 320)
+
+image_col, text_col = st.columns([2, 3])
+with image_col:
+    st.image(shown, caption=source_name, width="stretch")
+with text_col:
+    st.markdown(f"### {caption.text or '(empty caption)'}")
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Score", f"{caption.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
+    m2.metric("Log-probability", f"{caption.log_prob:.3f}")
+    m3.metric("Words", len(words))
+    st.markdown("**Beam hypotheses**")
+    st.dataframe(
+        pd.DataFrame({"rank": range(1, len(caption.hypotheses) + 1),
+                      "caption": [t for t, _ in caption.hypotheses],
+                      "score": [round(s, 4) for _, s in caption.hypotheses]}),
+        hide_index=True, width="stretch",
+    )
+    if maps.shape[0] == len(words) and words:
+        st.caption(f"The caption reached the maximum length ({max_length} words) before the model ended it.")
+
+# ----------------------------------------------------------------------------- attention
+st.subheader("Where the model looked, word by word")
+if not words:
+    st.warning("The model ended the caption at once (no words), so there is only the map of the <end> step.")
+
+run_id = common.digest(repr(result_key).encode())[:10]
+step = st.select_slider("Step through the words", options=list(range(len(labels))),
+                        format_func=lambda i: f"{i + 1}. {labels[i]}", key=f"caption_word_{run_id}")
+focus_col, info_col = st.columns([2, 3])
+with focus_col:
+    focus = attention_overlay(shown, maps[step])
+    st.image(focus, caption=f"attention for “{labels[step]}”", width="stretch")
+with info_col:
+    highlighted = " ".join(f":orange-background[**{w}**]" if i == step else w for i, w in enumerate(labels))
+    st.markdown(highlighted)
+    weights = maps[step]
+    st.caption(f"Attention over the {weights.shape[0]}x{weights.shape[1]} grid: the most attended region "
+               f"holds {weights.max():.0%} of this step's weight (uniform would be {1 / weights.size:.0%}).")
+
+for row_start in range(0, len(labels), GRID_COLUMNS):
+    cols = st.columns(GRID_COLUMNS)
+    for col, i in zip(cols, range(row_start, min(row_start + GRID_COLUMNS, len(labels)))):
+        with col:
+            st.image(attention_overlay(thumb, maps[i]), caption=f"{i + 1}. {labels[i]}", width="stretch")
+
+# ----------------------------------------------------------------------------- downloads
+stem = common.safe_stem(source_name)
+figure = caption_attention_figure(thumb, words, maps, title=f"{caption.text}  (score {caption.score:.3f})",
+                                  columns=GRID_COLUMNS, panel=224, show_end=True)
+report = {
+    "source": source_name,
+    "model": str(common.display_path(model_path)),
+    "settings": {"beam_size": beam_size, "alpha": alpha, "max_length": max_length},
+    "caption": caption.text,
+    "tokens": words,
+    "score": caption.score,
+    "log_prob": caption.log_prob,
+    "hypotheses": [{"caption": t, "score": s} for t, s in caption.hypotheses],
+    "attention": {
+        "grid": list(maps.shape[1:]),
+        "steps": [{"word": label, "map": np.round(m, 5).tolist()} for label, m in zip(labels, maps)],
+    },
+}
+d1, d2, d3 = st.columns(3)
+with d1:
+    common.download_png("Overlay PNG (all words)", figure, f"{stem}_attention.png", key="caption_dl_grid")
+with d2:
+    common.download_png(f"Overlay PNG (“{labels[step]}”)", focus, f"{stem}_{step + 1:02d}_attention.png",
+                        key="caption_dl_word")
+with d3:
+    common.download_json("Caption and attention JSON", report, f"{stem}_caption.json", key="caption_dl_json")

@@ -1,0 +1,163 @@
+"""End to end: `streamlit run apps/app.py` on a free localhost port, driven in headless Chromium.
+
+Uploads a real photo through the page's file input, waits for the caption and the per-word
+attention overlays, checks that the overlay images really loaded in the browser, and saves a
+screenshot under the test's tmp dir. Uses the system Chromium (Debian `chromium`) through
+Playwright; never downloads a browser. Skipped, with the reason, where Chromium is absent.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import OTHER_MODEL_VARS, REPO_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+START_TIMEOUT_S = 120
+PAGE_TIMEOUT_MS = 600_000  # first run imports TensorFlow, loads the model and traces the beam search
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium is absent ({CHROMIUM} not found)")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StreamlitServer:
+    """`streamlit run apps/app.py` in its own process group, killed (the group) on exit."""
+
+    def __init__(self, env, log_path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "apps/app.py", "--server.headless", "true",
+             "--server.port", str(self.port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false"],
+            cwd=REPO_ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def wait_ready(self):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"streamlit exited with {self.proc.returncode}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"streamlit not ready after {START_TIMEOUT_S} s:\n{self.tail()}")
+
+    def tail(self, n=3000):
+        self.log.flush()
+        return Path(self.log_path).read_text(errors="replace")[-n:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # the group this test started, by its id
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.log.close()
+
+
+def drive_caption_page(server, photo, screenshot):
+    """Upload `photo`, wait for its caption and overlays; return (caption text, overlay captions)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+            page.goto(server.url)
+            file_input = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+            file_input.wait_for(state="attached")
+            file_input.set_input_files(str(photo))
+            # the page shows the photo under its file name once it has been captioned
+            page.locator('[data-testid="stImage"]', has_text=photo.name).wait_for()
+            page.locator('[data-testid="stImage"]', has_text="1. ").first.wait_for()
+            page.wait_for_function(  # every image decoded by the browser, not just its tag present
+                "() => { const imgs = [...document.querySelectorAll('[data-testid=\"stImage\"] img')];"
+                " return imgs.length > 2 && imgs.every(i => i.complete && i.naturalWidth > 0); }")
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(screenshot), full_page=True)
+            heading = page.locator("h3").first.inner_text()
+            captions = page.locator('[data-testid="stImage"] [data-testid="stImageCaption"]').all_inner_texts()
+            errors = page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+            exceptions = page.locator('[data-testid="stException"]').all_inner_texts()
+        finally:
+            browser.close()
+    assert not errors and not exceptions, (errors, exceptions)
+    return heading.strip(), captions
+
+
+def photo_file(tmp_path):
+    from PIL import Image
+    from skimage import data
+
+    photo = tmp_path / "my_coffee_photo.jpg"  # a real photo (CC0), as a user would upload it
+    Image.fromarray(data.coffee()).save(photo, quality=90)
+    return photo
+
+
+def server_env(model_path, tmp_path):
+    env = dict(os.environ, CAPTIONER_CAPTION_MODEL=str(model_path), TF_CPP_MIN_LOG_LEVEL="3")
+    for var in OTHER_MODEL_VARS:
+        env[var] = str(tmp_path / "absent" / f"{var.lower()}.keras")
+    return env
+
+
+def test_browser_upload_shows_caption_and_attention_overlays(tmp_path, tiny_caption_model):
+    pytest.importorskip("playwright")
+    model_path, sentence = tiny_caption_model
+    photo = photo_file(tmp_path)
+    server = StreamlitServer(server_env(model_path, tmp_path), tmp_path / "streamlit.log")
+    try:
+        server.wait_ready()
+        heading, captions = drive_caption_page(server, photo, tmp_path / "caption_page.png")
+    finally:
+        server.stop()
+    assert heading == sentence
+    words = sentence.split() + ["<end>"]
+    assert captions[0] == photo.name
+    assert captions[1] == f"attention for “{words[0]}”"
+    assert captions[2:] == [f"{i + 1}. {w}" for i, w in enumerate(words)]
+    assert (tmp_path / "caption_page.png").stat().st_size > 50_000
+
+
+@pytest.mark.slow
+def test_browser_upload_with_the_bundled_captioner(tmp_path):
+    pytest.importorskip("playwright")
+    model_path = REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras"
+    if not model_path.is_file():
+        pytest.skip(f"bundled model {model_path.relative_to(REPO_ROOT)} is absent (see the Caption page)")
+    photo = photo_file(tmp_path)
+    server = StreamlitServer(server_env(model_path, tmp_path), tmp_path / "streamlit.log")
+    try:
+        server.wait_ready()
+        heading, captions = drive_caption_page(server, photo, tmp_path / "caption_page.png")
+    finally:
+        server.stop()
+    words = heading.split()
+    assert 2 <= len(words) <= 20, heading
+    assert captions[0] == photo.name
+    assert len(captions) >= 2 + len(words)
+    assert captions[2:2 + len(words)] == [f"{i + 1}. {w}" for i, w in enumerate(words)]
