@@ -5,8 +5,15 @@ Two kinds, trained on cached backbone features (the CNN never runs in training):
 * ``"baseline"``, the seed's model: the pooled image vector and an LSTM encoding of the
   question, ``s = [h_q ; h_I]``, ``P(y | q, I) = softmax(V s + b)``;
 * ``"attention"``, stacked attention (Yang et al. 2016): the question state queries the
-  grid regions for ``hops`` hops (:class:`StackedAttention`), ``P = softmax(V u^K + b)``;
-  the attention maps come back for display.
+  grid regions for ``hops`` hops (:class:`StackedAttention`), ``s = u^K``,
+  ``P = softmax(V s + b)``; the attention maps come back for display.
+
+With ``hidden_units > 0`` one ReLU layer sits between ``s`` and the softmax,
+``P = softmax(V relu(W s + c) + b)``. The linear head of the papers cannot tell whether the
+colour or shape a yes/no question names is the one in the image (s adds the two, and
+"same or not" is not linearly separable in a sum): on easy-VQA the attention model with it
+stalled at 85.7% dev accuracy, 80.6% on yes/no questions, while colour and shape questions
+were 99.8-100% right.
 
 Inputs are a dict: ``"image"`` (N, R, C) grid features (attention) or (N, P) pooled
 (baseline); ``"question"`` (B, T) token ids, 0-padded; optional ``"image_index"`` (B,)
@@ -25,7 +32,7 @@ KINDS = {"attention": "grid", "baseline": "pooled"}  # kind -> backbone feature 
 @keras.saving.register_keras_serializable(package="captioner")
 class VQAClassifier(keras.Model):
     def __init__(self, vocab_size, num_answers, image_dim, kind="attention", hops=2, embedding_dim=128,
-                 units=256, attention_units=256, dropout=0.5, **kwargs):
+                 units=256, attention_units=256, dropout=0.5, hidden_units=0, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -38,6 +45,7 @@ class VQAClassifier(keras.Model):
         self.units = int(units)
         self.attention_units = int(attention_units)
         self.dropout = float(dropout)
+        self.hidden_units = int(hidden_units)
 
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="embedding")
         self.question_lstm = keras.layers.LSTM(units, name="question_lstm")
@@ -46,11 +54,16 @@ class VQAClassifier(keras.Model):
         if kind == "attention":
             self.stacked_attention = StackedAttention(hops, attention_units, dim=units, name="stacked_attention")
         self.feature_dropout = keras.layers.Dropout(dropout)
+        s_dim = units * (2 if kind == "baseline" else 1)
+        if self.hidden_units:
+            self.hidden_dense = keras.layers.Dense(self.hidden_units, activation="relu", name="hidden")
+            self.hidden_dense.build((None, s_dim))
         self.answer_dense = keras.layers.Dense(num_answers, name="answer")  # V s + b
         self.embedding.build((None, None))
         self.question_lstm.build((None, None, embedding_dim))
         self.image_projection.build((None, image_dim))
-        self.answer_dense.build((None, units * (2 if kind == "baseline" else 1)))
+        self.answer_dense.build((None, self.hidden_units or s_dim))
+        self.built = True  # all weights exist now: load_weights / --resume work before any call
 
     @property
     def feature(self):
@@ -84,7 +97,10 @@ class VQAClassifier(keras.Model):
                 h_i = tf.gather(h_i, image_index)  # (B, H)
             s = tf.concat([h_q, h_i], axis=-1)  # s = [h_q ; h_I]  (B, 2H)
             alphas = tf.zeros((tf.shape(s)[0], 0, 1), s.dtype)
-        logits = self.answer_dense(self.feature_dropout(s, training=training))  # (B, A)
+        s = self.feature_dropout(s, training=training)
+        if self.hidden_units:
+            s = self.feature_dropout(self.hidden_dense(s), training=training)  # (B, hidden)
+        logits = self.answer_dense(s)  # (B, A)
         return logits, alphas
 
     def call(self, inputs, training=False):
@@ -95,5 +111,5 @@ class VQAClassifier(keras.Model):
             **super().get_config(),
             "vocab_size": self.vocab_size, "num_answers": self.num_answers, "image_dim": self.image_dim,
             "kind": self.kind, "hops": self.hops, "embedding_dim": self.embedding_dim, "units": self.units,
-            "attention_units": self.attention_units, "dropout": self.dropout,
+            "attention_units": self.attention_units, "dropout": self.dropout, "hidden_units": self.hidden_units,
         }

@@ -72,6 +72,7 @@ class VQAModel(keras.Model):
         self.grid_shape = (int(grid[1]), int(grid[2]))
         self.input_size = (int(backbone.inputs[0].shape[1]), int(backbone.inputs[0].shape[2]))
         self._predict_fn = None
+        self.built = True  # every part is built above: the backbone is functional, the classifier builds itself
 
     def build(self, input_shape=None):
         self.built = True  # every sub-layer is built when constructed (the backbone is a functional model)

@@ -1,0 +1,210 @@
+"""`captioner ask`: answer questions about images with a saved VQA model.
+
+    captioner ask --image shape.png --question "what color is the shape?"
+    captioner ask --input questions.jsonl --output answers.jsonl --attention-dir att/
+
+Batch rows are `{"image": PATH, "question": TEXT}` (any other keys, e.g. an id, are copied
+to the answer row). Answer rows: `{"image", "question", "answer", "probability", "top_k":
+[{"answer", "probability"}, ...], "unknown_words"}`, or `{"image", "question", "error"}` for a
+row whose image cannot be read or whose question is empty; the other rows go on and the exit
+status is 1. Rows are written as they are answered to OUTPUT.partial, renamed to OUTPUT at
+the end, so a killed run keeps what it did.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_MODEL = REPO_ROOT / "assets" / "models" / "easy_vqa.keras"
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "ask", help="answer a question about an image (visual question answering)",
+        description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", "-m", default=None,
+                   help=f"saved VQAModel .keras file (default: {DEFAULT_MODEL.relative_to(REPO_ROOT)})")
+    p.add_argument("--image", "-i", help="image file (single question mode)")
+    p.add_argument("--question", "-q", help="the question (single question mode)")
+    p.add_argument("--input", help="JSONL of {\"image\", \"question\"} rows (batch mode)")
+    p.add_argument("--output", "-o", help="batch mode: JSONL answers (default: stdout)")
+    p.add_argument("--top-k", "-k", type=int, default=5, help="answers listed with their probabilities")
+    p.add_argument("--attention-dir", help="write one PNG per answered question: the image and each hop's map")
+    p.add_argument("--batch-size", "-b", type=int, default=32, help="questions per model call")
+    p.add_argument("--json", action="store_true", help="single mode: print the answer row as JSON")
+    p.set_defaults(func=run)
+
+
+def load_model(path=None):
+    """Load a saved VQAModel (safe mode); a missing or wrong file gives an InputError."""
+    import keras
+
+    import captioner.models.vqa_model  # noqa: F401  (registers the classes)
+    from captioner.errors import InputError
+    from captioner.models.vqa_model import VQAModel
+
+    path = Path(path) if path else DEFAULT_MODEL
+    if not path.exists():
+        hint = " (the bundled model is made by `captioner train vqa --dataset easy-vqa ...`)" \
+            if path == DEFAULT_MODEL else ""
+        raise InputError(f"{path}: model file not found{hint}")
+    try:
+        model = keras.models.load_model(path)
+    except (ValueError, OSError, TypeError) as exc:
+        raise InputError(f"{path}: cannot load a VQA model ({exc})") from None
+    if not isinstance(model, VQAModel):
+        raise InputError(f"{path}: holds a {type(model).__name__}, not a VQAModel")
+    return model
+
+
+def _slug(text, limit=40):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit] or "question"
+
+
+def save_attention(directory, name, pixels, result):
+    """Write the image and one overlay per attention hop, titled with question and answer."""
+    from captioner.visualize.attention_overlay import save_caption_attention_png
+
+    if result.attention is None:
+        return None
+    hops = result.attention.shape[0]
+    title = f"Q: {result.question}  A: {result.answer} ({result.probability:.2f})"
+    path = os.path.join(directory, name + ".png")
+    os.makedirs(directory, exist_ok=True)
+    return save_caption_attention_png(path, pixels, [f"hop {k + 1}" for k in range(hops)], result.attention,
+                                      title=title, columns=hops + 1)
+
+
+def run(args):
+    from captioner.errors import InputError
+
+    if args.input:
+        if args.image or args.question:
+            raise InputError("give either --image and --question, or --input, not both")
+        return run_batch(args)
+    if not (args.image and args.question is not None):
+        raise InputError("give --image IMG --question TEXT, or --input Q.jsonl")
+    model = load_model(args.model)
+    pixels = model.load_pixels(args.image)
+    result = model.answer_batch([pixels], [args.question], top_k=args.top_k)[0]
+    if args.attention_dir and result.attention is not None:
+        name = f"{Path(args.image).stem}_{_slug(args.question)}"
+        print(f"attention: {save_attention(args.attention_dir, name, pixels, result)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"image": args.image, **result.to_json()}, ensure_ascii=False))
+        return 0
+    print(f"{result.answer}\t{result.probability:.4f}")
+    for answer, prob in result.top_k[1:]:
+        print(f"  {answer}\t{prob:.4f}")
+    if result.unknown_words:
+        print(f"(unknown words, read as <unk>: {' '.join(result.unknown_words)})", file=sys.stderr)
+    return 0
+
+
+def _read_rows(path):
+    """(line number, row dict or None, error or None) for each non-blank line of a JSONL file."""
+    from captioner.errors import InputError
+
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    with f:
+        for line_no, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield line_no, None, f"{path}:{line_no}: not valid JSON ({exc.msg})"
+                continue
+            if not isinstance(row, dict) or "image" not in row or "question" not in row:
+                yield line_no, None, f"{path}:{line_no}: expected an object with 'image' and 'question'"
+                continue
+            yield line_no, row, None
+
+
+def _resolve(image, base):
+    """An image path as given, else relative to the input file's folder."""
+    if isinstance(image, str) and not os.path.isabs(image) and not os.path.exists(image):
+        candidate = os.path.join(base, image)
+        if os.path.exists(candidate):
+            return candidate
+    return image
+
+
+def run_batch(args):
+    from tqdm.auto import tqdm
+
+    from captioner.errors import CaptionerError
+
+    model = load_model(args.model)
+    base = os.path.dirname(os.path.abspath(args.input))
+    rows = list(_read_rows(args.input))
+    out_path = args.output
+    partial = out_path + ".partial" if out_path else None
+    out = open(partial, "w", encoding="utf-8") if partial else sys.stdout
+    failed = 0
+    try:
+        bar = tqdm(total=len(rows), unit="q", desc="ask", disable=not out_path, dynamic_ncols=True)
+        for start in range(0, len(rows), args.batch_size):
+            chunk = rows[start:start + args.batch_size]
+            answers = [None] * len(chunk)  # answer row or error row per input row
+            good, pixels, index, encoded, cache = [], [], [], [], {}
+            for k, (line_no, row, error) in enumerate(chunk):
+                if error:
+                    answers[k] = {"line": line_no, "error": error}
+                    continue
+                keep = {key: v for key, v in row.items() if key not in ("answer", "probability", "top_k")}
+                try:
+                    question = row["question"]
+                    if not isinstance(question, str) or not question.strip():
+                        raise CaptionerError(f"line {line_no}: empty question")
+                    enc = model.encode_question(question)
+                    image = _resolve(row["image"], base)
+                    if not isinstance(image, str):
+                        raise CaptionerError(f"line {line_no}: 'image' must be a path, got {image!r}")
+                    if image not in cache:
+                        cache[image] = len(pixels)
+                        pixels.append(model.load_pixels(image))
+                except CaptionerError as exc:
+                    answers[k] = {**keep, "error": str(exc)}
+                    continue
+                good.append((k, keep, enc))
+                index.append(cache[image])
+                encoded.append(enc)
+            if good:
+                import numpy as np
+
+                width = max(len(e[0]) for e in encoded)
+                ids = np.zeros((len(encoded), width), np.int32)  # (B, T), 0 = <pad>
+                for j, e in enumerate(encoded):
+                    ids[j, : len(e[0])] = e[0]
+                pred = model.predict_ids(np.stack(pixels), ids, np.array(index))
+                for j, (k, keep, enc) in enumerate(good):
+                    result = model.make_answer(keep["question"], enc, pred["probabilities"][j],
+                                               pred["attention"][j], top_k=args.top_k)
+                    row = {**keep, **result.to_json()}
+                    if args.attention_dir and result.attention is not None:
+                        name = f"{start + k:05d}_{_slug(result.question)}"
+                        row["attention_png"] = save_attention(args.attention_dir, name, pixels[index[j]], result)
+                    answers[k] = row
+            for row in answers:
+                failed += "error" in row
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+            bar.update(len(chunk))
+        bar.close()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if out_path:
+        os.replace(partial, out_path)
+        print(f"answered {len(rows) - failed} of {len(rows)} questions -> {out_path}"
+              + (f"; {failed} failed (rows with 'error')" if failed else ""), file=sys.stderr)
+    return 1 if failed else 0

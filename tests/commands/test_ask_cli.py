@@ -1,0 +1,88 @@
+import json
+
+import keras
+import numpy as np
+import pytest
+from PIL import Image
+
+from captioner.cli import main
+from captioner.layers.image_preprocessing import ImagePreprocessing
+from captioner.models.vqa_classifier import VQAClassifier
+from captioner.models.vqa_model import VQAModel
+from captioner.text.vocabulary import Vocabulary
+
+ANSWERS = ["red", "blue", "yes", "no", "circle", "square"]
+
+
+def _tiny_model(path):
+    keras.utils.set_random_seed(0)
+    pixels = keras.Input((32, 32, 3))
+    grid = keras.layers.Conv2D(8, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))  # (4, 4, 8)
+    backbone = keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)})
+    vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape"))
+    clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
+                        units=10, attention_units=7, dropout=0.0)
+    VQAModel(backbone, clf, vocab, ANSWERS).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    return str(_tiny_model(tmp_path_factory.mktemp("model") / "vqa.keras"))
+
+
+def _image(path, seed):
+    Image.fromarray(np.random.default_rng(seed).integers(0, 256, (48, 40, 3)).astype(np.uint8)).save(path)
+    return str(path)
+
+
+def test_single_question(tmp_path, model_path, capsys):
+    img = _image(tmp_path / "a.png", 0)
+    assert main(["ask", "--model", model_path, "--image", img, "--question", "What color is the blob?",
+                 "--attention-dir", str(tmp_path / "att")]) == 0
+    out, err = capsys.readouterr()
+    answer, prob = out.splitlines()[0].split("\t")
+    assert answer in ANSWERS and 0.0 < float(prob) <= 1.0
+    assert len(out.splitlines()) == 5  # the answer, then the next 4 of the top 5
+    assert "unknown words" in err and "blob" in err
+    pngs = list((tmp_path / "att").glob("*.png"))
+    assert len(pngs) == 1 and Image.open(pngs[0]).size[0] > 32
+
+
+def test_batch_reports_broken_rows_and_goes_on(tmp_path, model_path, capsys):
+    good = _image(tmp_path / "good.png", 1)
+    (tmp_path / "broken.png").write_bytes(b"this is not a png")
+    rows = [
+        {"id": 1, "image": good, "question": "what color is the shape?"},
+        {"id": 2, "image": str(tmp_path / "broken.png"), "question": "what shape?"},
+        {"id": 3, "image": "good.png", "question": "   "},                   # empty question
+        {"id": 4, "image": "good.png", "question": "is the shape red?"},     # relative to the input file
+        {"id": 5, "image": str(tmp_path / "missing.png"), "question": "what?"},
+    ]
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps(r) for r in rows[:3]) + "\n{not json\n\n"
+                 + "\n".join(json.dumps(r) for r in rows[3:]) + "\n")
+    out = tmp_path / "a.jsonl"
+    status = main(["ask", "--model", model_path, "--input", str(q), "--output", str(out),
+                   "--attention-dir", str(tmp_path / "att"), "--batch-size", "2"])
+    assert status == 1
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(got) == 6 and not (tmp_path / "a.jsonl.partial").exists()
+    ok = [r for r in got if "error" not in r]
+    assert [r["id"] for r in ok] == [1, 4]
+    for r in ok:
+        assert r["answer"] in ANSWERS and len(r["top_k"]) == 5
+        assert r["top_k"][0] == {"answer": r["answer"], "probability": r["probability"]}
+        assert sum(a["probability"] for a in r["top_k"]) <= 1.0 + 1e-6
+        assert r["attention_png"] and (tmp_path / "att").exists()
+    errors = {r.get("id", "line"): r["error"] for r in got if "error" in r}
+    assert "broken.png" in errors[2] and "empty question" in errors[3] and "file not found" in errors[5]
+    assert "q.jsonl:4: not valid JSON" in errors["line"]
+    assert "answered 2 of 6" in capsys.readouterr().err
+
+
+def test_bad_model_and_arguments(tmp_path, capsys):
+    assert main(["ask", "--model", str(tmp_path / "none.keras"), "--image", "x.png", "--question", "q"]) == 2
+    assert "model file not found" in capsys.readouterr().err
+    assert main(["ask", "--model", str(tmp_path / "none.keras"), "--question", "q"]) == 2
+    assert "--image" in capsys.readouterr().err

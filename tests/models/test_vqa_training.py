@@ -1,0 +1,72 @@
+"""`captioner train vqa` end to end on a tiny generated easy-VQA copy with a tiny backbone."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+from PIL import Image
+
+import captioner.backbones
+import captioner.features.extract
+from captioner.backbones.backbone import Backbone
+from captioner.cli import main
+from captioner.layers.image_preprocessing import ImagePreprocessing
+from captioner.training.callbacks import HISTORY
+
+COLORS = {"red": (220, 30, 30), "blue": (30, 30, 220), "green": (30, 200, 30)}
+ANSWERS = ["red", "blue", "green", "yes", "no"]
+
+
+def _tiny_backbone(name="efficientnet_lite0", weights=None):
+    keras.utils.set_random_seed(0)
+    pixels = keras.Input((32, 32, 3))
+    grid = keras.layers.Conv2D(6, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))  # (4, 4, 6)
+    return Backbone("tiny", keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)}))
+
+
+def _easy_vqa_copy(root, rng):
+    root.mkdir()
+    (root / "answers.txt").write_text("\n".join(ANSWERS) + "\n")
+    for split, n in (("train", 20), ("test", 6)):
+        (root / split / "images").mkdir(parents=True)
+        rows = []
+        for i in range(n):
+            color = list(COLORS)[i % 3]
+            img = np.full((64, 64, 3), 255, np.uint8)
+            y, x = rng.integers(0, 40, 2)
+            img[y:y + 24, x:x + 24] = COLORS[color]
+            Image.fromarray(img).save(root / split / "images" / f"{i}.png")
+            other = list(COLORS)[(i + 1) % 3]
+            rows += [["what color is the shape?", color, i], [f"is there a {color} shape?", "yes", i],
+                     [f"is there a {other} shape?", "no", i]]
+        (root / split / "questions.json").write_text(json.dumps(rows))
+    return root
+
+
+@pytest.mark.parametrize("kind", ["attention", "baseline"])
+def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(captioner.features.extract, "get_backbone", _tiny_backbone)
+    monkeypatch.setattr(captioner.backbones, "get_backbone", _tiny_backbone)
+    data = _easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
+    run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
+    common = ["train", "vqa", "--dataset", "easy-vqa", "--data-dir", str(data), "--features",
+              str(tmp_path / "f.h5"), "--output-dir", str(run), "--model-out", str(model_out), "--kind", kind,
+              "--embedding-dim", "4", "--units", "8", "--attention-units", "4", "--hidden-units", "8",
+              "--batch-size", "12", "--dev-fraction", "0.2", "--patience", "5"]
+    assert main(common + ["--epochs", "2"]) == 0
+    assert len(json.loads((run / HISTORY).read_text())) == 2
+    assert main(common + ["--epochs", "3", "--resume"]) == 0  # continues at epoch 3, not from scratch
+    history = json.loads((run / HISTORY).read_text())
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["dev"]["questions"] == 12 and metrics["test"]["questions"] == 18  # 4 dev images x 3
+    assert set(metrics["test"]["by_answer_type"]) == {"color", "yes/no"}
+    bundle = json.loads(model_out.with_suffix(".json").read_text())
+    assert bundle["metrics"]["test"]["accuracy"] == metrics["test"]["accuracy"]
+    assert bundle["data"]["train_images"] == 16 and bundle["seed"] == 1
+    model = keras.models.load_model(model_out)
+    result = model.answer(str(data / "test" / "images" / "0.png"), "what color is the shape?")
+    assert result.answer in ANSWERS
+    assert (result.attention is None) == (kind == "baseline")
+    assert json.loads((run / "answers.json").read_text()) == ANSWERS
