@@ -330,17 +330,26 @@ def clip_id(path):
 
 
 def load_features(paths, store_path, feature="pooled", backbone="efficientnet_lite0", num_frames=8, fps=None,
-                  progress=True, dtype=np.float32):
+                  progress=True, dtype=np.float32, extract=True):
     """Features of the clips at `paths` from the store at `store_path`, extracting the
     missing ones first (resumable). Clips that cannot be decoded are left out with a warning.
+    With `extract=False` the backbone never runs: clips not in the store are left out (warned).
 
     Returns (kept paths, features (n, N, ...) zeros at masked frames, mask (n, N))."""
     ids = [clip_id(p) for p in paths]
-    report = extract_video_features(paths, store_path, backbone=backbone, ids=ids, num_frames=num_frames,
-                                    fps=fps, grid=feature == "grid", progress=progress)
-    bad = {p for p, _ in report.failed}
-    if bad:
-        log.warning("%d clip(s) could not be read and are left out, e.g. %s", len(bad), sorted(bad)[:3])
+    if extract:
+        report = extract_video_features(paths, store_path, backbone=backbone, ids=ids, num_frames=num_frames,
+                                        fps=fps, grid=feature == "grid", progress=progress)
+        bad = {p for p, _ in report.failed}
+        if bad:
+            log.warning("%d clip(s) could not be read and are left out, e.g. %s", len(bad), sorted(bad)[:3])
+    else:
+        with VideoFeatureStore(store_path) as store:
+            store._check(backbone=backbone, num_frames=num_frames, sample_fps=fps, has_grid=feature == "grid")
+            bad = {p for p, k in zip(paths, ids) if k not in store}
+        if bad:
+            log.warning("%s: %d of %d clip(s) have no stored features and are left out (no extraction asked)",
+                        store_path, len(bad), len(paths))
     kept = [p for p in paths if p not in bad]
     with VideoFeatureStore(store_path) as store:
         features, mask = store.load([clip_id(p) for p in kept], feature=feature, dtype=dtype)

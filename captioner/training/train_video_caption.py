@@ -66,6 +66,8 @@ def register(subparsers):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--limit", type=int, default=None, help="use only the first N train clips of each dataset")
     p.add_argument("--dev-limit", type=int, default=None)
+    p.add_argument("--no-extract", action="store_true",
+                   help="never run the backbone: use only clips whose features are already stored")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--compare-image-model", help="image captioner .keras to compare on photo-pan test photos")
     p.add_argument("--compare-images-dir", help="folder of the photos named in sources.csv (Flickr8k Images/)")
@@ -123,7 +125,8 @@ def run(args):
                 ds = ds.subset(args.dev_limit)
             kept, feats, mask = load_features(ds.video_paths, store, feature=args.feature, backbone=args.backbone,
                                               num_frames=args.num_frames, fps=args.fps,
-                                              dtype=np.float16 if args.feature == "grid" else np.float32)
+                                              dtype=np.float16 if args.feature == "grid" else np.float32,
+                                              extract=not args.no_extract)
             entry[split] = (kept, feats, mask, {p: ds.captions[p] for p in kept}, {p: ds.ids[p] for p in kept})
             log.info("%s %s: %d clips", name, split, len(kept))
         sets.append(entry)

@@ -114,7 +114,8 @@ def run(args):
     for name, split in splits.items():
         label_of = dict(zip(split.video_paths, split.labels))
         kept, feats, mask = load_features(split.video_paths, args.features, feature=args.feature,
-                                          backbone=args.backbone, num_frames=args.num_frames, fps=args.fps)
+                                          backbone=args.backbone, num_frames=args.num_frames, fps=args.fps,
+                                          dtype=np.float16 if args.feature == "grid" else np.float32)
         data[name] = (feats, mask, np.array([label_of[p] for p in kept], np.int32), kept)
         log.info("%s: %d clips, %s", name, len(kept), splits[name].counts() if name != "train" else "")
     train_x, train_m, train_y, _ = data["train"]

@@ -40,13 +40,15 @@ def clip(tmp_path):
 
 
 def corrupt_frames(path, frame_numbers_to_break):
-    """Overwrite the JPEG data of the given frames of an MJPG AVI with garbage."""
+    """Overwrite the entropy-coded data inside the JPEGs of the given frames of an MJPG AVI
+    (the AVI chunk structure stays intact, as when a packet's payload is damaged)."""
     data = bytearray(open(path, "rb").read())
     starts = [i for i in range(len(data) - 1) if data[i] == 0xFF and data[i + 1] == 0xD8]  # JPEG SOI
     for k in frame_numbers_to_break:
         s = starts[k]
-        for j in range(s + 2, min(s + 300, len(data))):
-            data[j] = (j * 37) & 0xFF
+        end = data.find(b"\xff\xd9", s)  # EOI of this frame
+        for j in range(s + 2, end - 2):
+            data[j] = 0x00 if j % 2 else 0xFF  # no valid markers, no valid tables
     open(path, "wb").write(data)
     return len(starts)
 
@@ -75,7 +77,9 @@ def test_uniform_targets_and_greedy_choice_hand_worked():
 def test_uniform_sampling_spans_the_clip(clip, codec, name):
     s = sample_frames(clip(20, codec=codec, name=name), num_frames=8)
     assert s.indices.tolist() == [0, 3, 5, 8, 11, 14, 16, 19]
-    assert frame_numbers(s) == [0, 3, 5, 8, 11, 14, 16, 19]
+    # MJPG keeps flat frames' grey levels; mp4v's lossy inter-frame coding may shift them a little
+    tolerance = 0 if codec == "MJPG" else 1
+    assert np.abs(np.array(frame_numbers(s)) - s.indices).max() <= tolerance
     assert s.frames.shape == (8, SIZE, SIZE, 3) and s.frames.dtype == np.uint8
     assert s.mask.all() and s.frame_count == 20 and s.fps == pytest.approx(10.0)
     np.testing.assert_allclose(s.timestamps, s.indices / 10.0, atol=1e-3)

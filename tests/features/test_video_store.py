@@ -93,3 +93,14 @@ def test_extraction_resumes_and_reports_broken_clips(tmp_path):
     assert again.skipped == 3 and again.stored == 0
     kept, feats, mask = load_features(paths + [str(broken)], out, backbone=bb, num_frames=4, progress=False)
     assert kept == paths and feats.shape == (3, 4, 5)
+
+
+def test_load_without_extraction_leaves_out_clips_not_stored(tmp_path):
+    bb = tiny_backbone()
+    paths = make_clips(tmp_path, [5, 6])
+    out = tmp_path / "feats.h5"
+    extract_video_features(paths[:1], out, backbone=bb, num_frames=3, progress=False)
+    kept, feats, mask = load_features(paths, out, backbone="tiny", num_frames=3, extract=False, progress=False)
+    assert kept == paths[:1] and feats.shape == (1, 3, 5) and mask.all()
+    with pytest.raises(InputError, match="no grid features"):
+        load_features(paths, out, feature="grid", backbone="tiny", num_frames=3, extract=False)
