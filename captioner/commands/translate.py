@@ -79,6 +79,7 @@ def translate_lines(model, lines, args, write):
     """Translate [(line number, text or None)], calling write(text) once per line, in order."""
     from tqdm import tqdm
 
+    from captioner.errors import InputError
     from captioner.visualize import save_alignment_heatmap
 
     heatmaps = bool(args.attention_dir)
@@ -122,10 +123,13 @@ def translate_lines(model, lines, args, write):
             if text and result.source_tokens and not result.tokens:
                 warn(f"line {n}: the model produced no words; wrote an empty line")
             write(result.text)
-            if heatmaps and result.attention is not None and result.source_tokens:
-                save_alignment_heatmap(os.path.join(args.attention_dir, f"line{n:05d}.png"),
-                                       result.source_tokens, result.tokens + ["<end>"], result.attention,
-                                       title=result.text)
+            if heatmaps and result.attention is not None and result.source_tokens and result.attention.size:
+                try:
+                    save_alignment_heatmap(os.path.join(args.attention_dir, f"line{n:05d}.png"),
+                                           result.source_tokens, result.attention_labels, result.attention,
+                                           title=result.text)
+                except (InputError, OSError) as e:  # the translation is written all the same
+                    warn(f"line {n}: no heat map ({e})")
         bar.update(len(chunk))
     bar.close()
 

@@ -37,6 +37,7 @@ NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never",
                        "nor", "without", "isn't", "aren't", "doesn't", "don't", "didn't", "wasn't",
                        "weren't", "can't", "cannot", "won't"})
 NUM_PAIR_FEATURES = 9
+NUM_LEXICON_FEATURES = 3
 
 
 def entail_tokens(text: str) -> list[str]:
@@ -65,6 +66,81 @@ def pair_features(premise_tokens, hypothesis_tokens) -> np.ndarray:
                      len(h) / max(len(p), 1), neg_missing], np.float32)
 
 
+def lexicon_features(premise_tokens, hypothesis_tokens, lexicon) -> np.ndarray:
+    """Features from a word-relation table (`build_lexicon`), float32 (NUM_LEXICON_FEATURES,):
+
+    share of hypothesis words that a premise word entails lexically (same lemma, synonym, or
+    the hypothesis word is a hypernym: "boy" -> "kid", "person"); whether any hypothesis word is
+    an antonym of a premise word; the same share premise-over-hypothesis.
+    """
+    lemma, general, antonym = lexicon.get("lemma", {}), lexicon.get("general", {}), lexicon.get("antonym", {})
+
+    def covers(src, dst):
+        reach = set()
+        for w in src:
+            reach.add(w)
+            reach.add(lemma.get(w, w))
+            reach.update(general.get(w, ()))
+        return sum((w in reach or lemma.get(w, w) in reach) for w in dst) / max(len(dst), 1)
+
+    p, h = list(premise_tokens), list(hypothesis_tokens)
+    anti = set()
+    for w in p:
+        anti.update(antonym.get(w, ()))
+    n_anti = sum(w in anti or lemma.get(w, w) in anti for w in h)
+    return np.array([covers(p, h), min(n_anti, 2) / 2.0, covers(h, p)], np.float32)
+
+
+def build_lexicon(words, wordnet, hypernym_depth=4) -> dict:
+    """Relations among `words` (a vocabulary) from a WordNet reader, as plain JSON-able lists, so a
+    trained model carries them in its config and needs no WordNet at inference:
+
+    lemma[w]: w's base form (if different); general[w]: words of the vocabulary that are a
+    synonym of w or a hypernym up to `hypernym_depth` levels (nouns and verbs) or w's lemma's
+    forms; antonym[w]: words of the vocabulary that are antonyms of w.
+    """
+    vocab = set(words)
+    lemma, synsets = {}, {}
+    for w in words:
+        if not w.isalpha():
+            continue
+        for pos in ("n", "v", "a"):
+            base = wordnet.morphy(w, pos)
+            if base:
+                if base != w and w not in lemma:
+                    lemma[w] = base
+                synsets.setdefault(w, []).extend(wordnet.synsets(base, pos)[:3])  # the common senses
+    by_lemma = {}
+    for w in words:
+        by_lemma.setdefault(lemma.get(w, w), set()).add(w)
+
+    def forms(name):
+        name = name.lower()
+        return by_lemma.get(name, set()) | ({name} if name in vocab else set())
+
+    general, antonym = {}, {}
+    for w, syns in synsets.items():
+        g, a = set(), set()
+        for syn in syns:
+            frontier = [syn]
+            for depth in range(hypernym_depth + 1):
+                nxt = []
+                for s in frontier:
+                    for lem in s.lemmas():
+                        g |= forms(lem.name())
+                        if depth == 0:
+                            for ant in lem.antonyms():
+                                a |= forms(ant.name())
+                    nxt.extend(s.hypernyms())
+                frontier = nxt
+        g.discard(w)
+        if g:
+            general[w] = sorted(g)
+        if a:
+            antonym[w] = sorted(a)
+    return {"lemma": lemma, "general": general, "antonym": antonym}
+
+
 @dataclasses.dataclass
 class Entailment:
     label: str                    # NEUTRAL / ENTAILMENT / CONTRADICTION
@@ -79,7 +155,7 @@ class EntailmentClassifier(keras.Model):
     """{"premise" (B, P), "hypothesis" (B, H), "features" (B, F)} -> logits (B, 3)."""
 
     def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
-                 use_pair_features=True, max_length=60, training_config=None, **kwargs):
+                 use_pair_features=True, lexicon=None, max_length=60, training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
             Vocabulary.from_config({"tokens": list(vocabulary)})
@@ -88,6 +164,7 @@ class EntailmentClassifier(keras.Model):
         self.hidden_units = hidden_units
         self.dropout = dropout
         self.use_pair_features = use_pair_features
+        self.lexicon = lexicon or None  # {"lemma", "general", "antonym"} from build_lexicon, or None
         self.max_length = int(max_length)
         self.training_config = training_config or {}
         self.encoder = TextEncoder(len(self.vocabulary), embedding_dim=embedding_dim, units=units, cell="gru",
@@ -99,10 +176,22 @@ class EntailmentClassifier(keras.Model):
         self.drop = keras.layers.Dropout(dropout)
         self.encoder.build((None, None))
         self.local.build((None, None, 4 * d + 1))
-        pooled = 4 * hidden_units + (NUM_PAIR_FEATURES if use_pair_features else 0)
+        pooled = 4 * hidden_units + self.num_features
         self.hidden.build((None, pooled))
         self.classify.build((None, hidden_units))
         self.built = True
+
+    @property
+    def num_features(self):
+        if not self.use_pair_features:
+            return 0
+        return NUM_PAIR_FEATURES + (NUM_LEXICON_FEATURES if self.lexicon else 0)
+
+    def features(self, premise_tokens, hypothesis_tokens):
+        f = pair_features(premise_tokens, hypothesis_tokens)
+        if self.lexicon:
+            f = np.concatenate([f, lexicon_features(premise_tokens, hypothesis_tokens, self.lexicon)])
+        return f
 
     def call(self, inputs, training=False, return_attention=False):
         premise, hypothesis = tf.cast(inputs["premise"], tf.int32), tf.cast(inputs["hypothesis"], tf.int32)
@@ -142,7 +231,7 @@ class EntailmentClassifier(keras.Model):
         v = self.vocabulary
         return {"premise": v.encode_batch(pt, add_start=False, add_end=False),
                 "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
-                "features": np.stack([pair_features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
+                "features": np.stack([self.features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
 
     def predict_proba(self, inputs):
         if not hasattr(self, "_predict_fn"):
@@ -177,12 +266,18 @@ class EntailmentClassifier(keras.Model):
                                       p, h, attention[i, :len(h), :len(p)]))
         return out
 
+    def inference_copy(self):
+        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
+        clone = type(self).from_config(self.get_config())
+        clone.set_weights(self.get_weights())
+        return clone
+
     def get_config(self):
         return {
             **super().get_config(),
             "vocabulary": list(self.vocabulary.tokens), "embedding_dim": self.embedding_dim,
             "units": self.units, "hidden_units": self.hidden_units, "dropout": self.dropout,
-            "use_pair_features": self.use_pair_features, "max_length": self.max_length,
+            "use_pair_features": self.use_pair_features, "lexicon": self.lexicon, "max_length": self.max_length,
             "training_config": self.training_config,
         }
 

@@ -74,10 +74,17 @@ class Translation:
     source_tokens: list        # the source words the model read (after truncation)
     score: float               # length-normalized log-probability used to rank
     log_prob: float            # summed log-probability
-    attention: np.ndarray | None  # (len(tokens) + 1, len(source_tokens)): one row per word, then <end>
+    attention: np.ndarray | None  # (steps, len(source_tokens)): one row per word, then one for <end>
+                                  # when the hypothesis finished (steps = len(tokens) + finished)
     hypotheses: list           # [(text, score)] of every beam, best first
     replaced_unk: int = 0      # <unk> outputs replaced by their most-attended source word
     truncated: bool = False    # the source was longer than max_source_length
+    finished: bool = True      # the hypothesis emitted <end> within max_length
+
+    @property
+    def attention_labels(self):
+        """Row labels of `attention`: the words, then "<end>" if the hypothesis finished."""
+        return list(self.tokens) + (["<end>"] if self.finished else [])
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -173,6 +180,7 @@ class Seq2Seq(keras.Model):
         if key not in self._generate_fns:
             @tf.function(reduce_retracing=True,
                          input_signature=[tf.TensorSpec((None, None), tf.int32)])
+            @tf.autograph.experimental.do_not_convert  # plain TF ops; beam_search has its own while_loop
             def fn(x):
                 return self._generate(x, *key)
             self._generate_fns[key] = fn
@@ -232,12 +240,18 @@ class Seq2Seq(keras.Model):
                         words[j] = source_tokens[int(np.argmax(attn[j]))]
                         replaced += 1
             hyps.append((detokenize(words), float(out["scores"][b, k]), words, attn, replaced,
-                         float(out["log_probs"][b, k])))
-        text, score, words, attn, replaced, log_prob = hyps[0]
+                         float(out["log_probs"][b, k]), bool(out["finished"][b, k])))
+        text, score, words, attn, replaced, log_prob, finished = hyps[0]
         return Translation(text, words, list(source_tokens), score, log_prob, attn,
-                           [(h[0], h[1]) for h in hyps], replaced, truncated)
+                           [(h[0], h[1]) for h in hyps], replaced, truncated, finished)
 
     # -- persistence -----------------------------------------------------------------
+    def inference_copy(self):
+        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
+        clone = type(self).from_config(self.get_config())
+        clone.set_weights(self.get_weights())
+        return clone
+
     def get_config(self):
         return {
             **super().get_config(),

@@ -40,6 +40,10 @@ def register(subparsers):
     p.add_argument("--dev-fraction", type=float, default=0.1, help="sick: share of train pairs held out as dev")
     p.add_argument("--hidden-units", type=int, default=128, help="classify: local inference and MLP width")
     p.add_argument("--no-pair-features", action="store_true", help="classify: no lexical overlap/negation features")
+    p.add_argument("--wordnet", choices=("auto", "yes", "no"), default="no",
+                   help="classify: add WordNet lemma/synonym/hypernym/antonym features; the relations among "
+                        "the vocabulary's words are stored in the model, so inference needs no WordNet "
+                        "(auto: when WordNet can be read)")
     add_model_arguments(p, defaults={"embedding_dim": 128, "units": 128, "attention_units": 128, "dropout": 0.3,
                                      "epochs": 30, "batch_size": 32, "min_count": 1, "patience": 5,
                                      "max_source_length": 40, "max_target_length": 40})
@@ -114,9 +118,24 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         vocab = Vocabulary.build([entail_tokens(s) for p in train for s in (p.premise, p.hypothesis)],
                                  min_count=args.min_count, max_size=args.max_vocab)
         vocab.save(vocab_path)
+    lexicon = None
+    if args.wordnet != "no" and not args.no_pair_features:
+        from captioner.metrics.caption_metrics import _load_wordnet
+        from captioner.models.entailment import build_lexicon
+
+        wordnet, reason = _load_wordnet()
+        if wordnet is None and args.wordnet == "yes":
+            from captioner.errors import InputError
+            raise InputError(f"--wordnet yes: {reason}")
+        if wordnet is not None:
+            lexicon = build_lexicon(vocab.tokens[4:], wordnet)
+            log.info("WordNet lexicon: %d lemmas, %d words with generalizations, %d with antonyms",
+                     len(lexicon["lemma"]), len(lexicon["general"]), len(lexicon["antonym"]))
+        else:
+            log.warning("no WordNet (%s): training without WordNet features", reason)
     model = EntailmentClassifier(vocab, embedding_dim=args.embedding_dim, units=args.units,
                                  hidden_units=args.hidden_units, dropout=args.dropout,
-                                 use_pair_features=not args.no_pair_features,
+                                 use_pair_features=not args.no_pair_features, lexicon=lexicon,
                                  max_length=args.max_source_length,
                                  training_config={"seed": args.seed, "data": desc})
 
@@ -172,11 +191,12 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         "confusion (rows gold, columns predicted)": {"labels": list(LABELS), "matrix": confusion.tolist()},
         "best_epoch": callbacks[0].best_epoch, "train_minutes": round((time.perf_counter() - t0) / 60, 1),
         "pair_features": not args.no_pair_features,
+        "wordnet_features": bool(lexicon),
     }
     write_json(run_dir.path("metrics.json"), metrics)
     model_out = args.model_out or run_dir.path("model.keras")
     with atomic_path(model_out, ".keras") as tmp:
-        model.save(tmp)
+        model.inference_copy().save(tmp)  # no optimizer state in the bundled file
     write_json(os.path.splitext(model_out)[0] + ".json", {
         "model": os.path.basename(model_out), "task": "3-way entailment (SICK labels)", "command": command,
         "seed": args.seed, "data": desc, "machine": "2-core CPU shared with other training",

@@ -320,7 +320,7 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
 
     model_out = args.model_out or run_dir.path("model.keras")
     with atomic_path(model_out, ".keras") as tmp:
-        model.save(tmp)
+        model.inference_copy().save(tmp)  # no optimizer state in the bundled file
     write_json(os.path.splitext(model_out)[0] + ".json", {
         "model": os.path.basename(model_out), "task": task, "command": command, "seed": args.seed,
         "data": data_desc, "train_pairs": len(keep), "machine": "2-core CPU shared with other training",

@@ -96,3 +96,21 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     for g, e in zip(got, expected):
         np.testing.assert_allclose([g[k] for k in LABELS], [e[k] for k in LABELS], atol=1e-5)
+
+
+def test_lexicon_features_with_a_hand_made_table():
+    from captioner.models.entailment import lexicon_features
+
+    lex = {"lemma": {"playing": "play", "plays": "play"}, "general": {"man": ["person"], "guitar": ["instrument"]},
+           "antonym": {"sitting": ["standing"]}}
+    p = entail_tokens("A man plays a guitar")
+    h = entail_tokens("A person is playing an instrument")
+    f = lexicon_features(p, h, lex)
+    # a, person, playing (lemma play), instrument are covered; is, an are not: 4 of 6
+    assert f[0] == pytest.approx(4 / 6) and f[1] == 0
+    assert lexicon_features(entail_tokens("A man is sitting"), entail_tokens("A man is standing"), lex)[1] == 0.5
+    # the table travels in the config: the feature width follows it
+    m = _model(lexicon=lex)
+    assert m.num_features == 12 and EntailmentClassifier.from_config(m.get_config()).lexicon == lex
+    x, _, _ = m.prepare(["a man is playing"], ["a man is not playing"])
+    assert x["features"].shape == (1, 12)

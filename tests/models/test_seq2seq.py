@@ -117,7 +117,7 @@ def test_attention_learns_to_reverse_and_survives_save_load_in_fresh_process(tmp
     # the alignment of a reversal is the anti-diagonal
     g = got[0]
     n = len(g.source_tokens)
-    assert g.attention.shape == (len(g.tokens) + 1, n)
+    assert g.finished and g.attention.shape == (len(g.tokens) + 1, n)
     if g.tokens == g.source_tokens[::-1]:
         assert np.argmax(g.attention[0]) == n - 1
 
@@ -144,12 +144,12 @@ def test_unk_output_copies_most_attended_source_word():
     model = _tiny("attention")
     unk, end = 3, 2
     a = model.target_vocabulary.token_to_id("a")
-    out = {"tokens": np.array([[[unk, a, end, 0]]]), "scores": np.array([[-0.5]]),
+    out = {"tokens": np.array([[[unk, a, end, 0]]]), "scores": np.array([[-0.5]]), "finished": np.array([[True]]),
            "log_probs": np.array([[-1.5]]), "lengths": np.array([[3]]),
            "attention": np.array([[[[0.1, 0.8, 0.1], [0.7, 0.2, 0.1], [0.3, 0.3, 0.4], [0, 0, 0]]]])}
     t = model._decode_one(out, 0, ["x", "jane", "y"], replace_unk=True)
     assert t.tokens == ["jane", "a"] and t.text == "jane a" and t.replaced_unk == 1
-    assert t.attention.shape == (3, 3)
+    assert t.attention.shape == (3, 3) and t.attention_labels == ["jane", "a", "<end>"]
     t = model._decode_one(out, 0, ["x", "jane", "y"], replace_unk=False)
     assert t.tokens == ["<unk>", "a"] and t.replaced_unk == 0
 
