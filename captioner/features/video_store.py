@@ -144,7 +144,8 @@ class VideoFeatureStore:
     def _name(self, key):
         name = escape_key(key)
         if name not in self._complete:
-            raise InputError(f"{self.path}: no features for clip {key!r}; run `captioner video extract` over it first")
+            raise InputError(f"{self.path}: no features for clip {key!r}; extract them first "
+                             "(scripts/make_video_datasets.py --extract, or a `captioner train video-*` run)")
         return name
 
     def get(self, key, feature="pooled"):
@@ -249,10 +250,10 @@ def extract_video_features(paths, output, backbone="efficientnet_lite0", weights
     from tqdm.auto import tqdm
 
     from captioner.backbones import get_backbone
-    from captioner.features.extract import backbone_function, image_ids_for
+    from captioner.features.extract import backbone_function
 
     paths = [os.fspath(p) for p in paths]
-    ids = list(ids) if ids is not None else image_ids_for(paths)
+    ids = list(ids) if ids is not None else [clip_id(p) for p in paths]
     if len(ids) != len(paths):
         raise ValueError("ids and paths differ in length")
     if len(set(ids)) != len(ids):

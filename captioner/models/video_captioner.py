@@ -43,6 +43,7 @@ class VideoCaptioner(FrameFeaturesMixin, keras.Model):
         self.feature = self.model.feature
         self.input_size = input_size_of(self.backbone)
         self._fns = {}
+        self.built = True  # every weight lives in the backbone and the inner model, both built
 
     def build(self, input_shape=None):
         self.built = True  # every weight belongs to the backbone and the inner model, built already

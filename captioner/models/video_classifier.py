@@ -31,6 +31,7 @@ class VideoClassifier(FrameFeaturesMixin, keras.Model):
         self.feature = self.model.feature
         self.input_size = input_size_of(self.backbone)
         self._fn = None
+        self.built = True  # every weight lives in the backbone and the inner model, both built
 
     def build(self, input_shape=None):
         self.built = True  # every weight belongs to the backbone and the inner model, built already

@@ -162,7 +162,9 @@ def run(args):
     spec = ({"features": tf.TensorSpec((None,) + train_feats.shape[1:], tf.as_dtype(train_feats.dtype)),
              "mask": tf.TensorSpec((None, train_mask.shape[1]), tf.bool),
              "tokens": tf.TensorSpec((None, None), tf.int32)}, tf.TensorSpec((None, None), tf.int32))
-    dataset = tf.data.Dataset.from_generator(batches, output_signature=spec).prefetch(2)
+    # repeat(): the generator runs anew (a new shuffle) each epoch; steps_per_epoch cuts the epochs.
+    # Without it Keras finds the iterator exhausted at the start of every second epoch.
+    dataset = tf.data.Dataset.from_generator(batches, output_signature=spec).repeat().prefetch(2)
 
     config = {k: v for k, v in vars(args).items() if k != "func"}
     config.update(vocab_size=len(vocab), command=command,
