@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from captioner.decoding import beam_search, tile_beams
 from captioner.layers.attention_decoder import AttentionDecoder
-from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
 # The model kinds of the Show-Attend-Tell paper comparison.
 KINDS = {
@@ -92,8 +92,15 @@ class CaptionDecoderModel(keras.Model):
         projected = self.project(annotations)  # (B, R, P)
         memory, state = self.decoder.prepare(projected)
         memory = tf.nest.map_structure(lambda t: tile_beams(t, beam_size), memory)  # (B*K, ...)
+        # never generate <unk> or <start>: a caption of real words only
+        banned = tf.scatter_nd([[UNK_ID], [START_ID]], tf.fill([2], float("-inf")), [self.vocab_size])
+
+        def step_fn(tokens, st):
+            log_probs, new_state, alpha = self.decoder.step(tokens, st, memory)
+            return log_probs + banned, new_state, alpha
+
         return beam_search(
-            lambda tokens, st: self.decoder.step(tokens, st, memory),
+            step_fn,
             state, tf.shape(projected)[0], beam_size=beam_size, max_length=max_length,
             start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(projected)[1],
         )
