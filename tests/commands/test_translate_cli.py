@@ -60,7 +60,7 @@ def test_stdin_to_stdout_subprocess(model_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-m", "captioner", "translate", "--model", model_path,
                            "--beam-size", "1"], input=b"a b\n\nc d\n", capture_output=True, env=env,
-                          timeout=300)
+                          timeout=900)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert proc.stdout.decode().count("\n") == 3 and proc.stdout.decode().split("\n")[1] == ""
     assert b"line 2: empty" in proc.stderr

@@ -91,7 +91,7 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
         f"print(json.dumps([o.probabilities for o in m.entail({prem[:4]!r}, {hyp[:4]!r})]))\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     for g, e in zip(got, expected):

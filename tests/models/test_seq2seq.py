@@ -133,7 +133,7 @@ def test_attention_learns_to_reverse_and_survives_save_load_in_fresh_process(tmp
         "print(json.dumps([(t.text, round(t.score, 4)) for t in out]))\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got_loaded = [tuple(x) for x in json.loads(proc.stdout.strip().splitlines()[-1])]
     assert [t for t, _ in got_loaded] == [t for t, _ in expected]
