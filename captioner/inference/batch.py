@@ -387,6 +387,7 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
     size = model.input_size
     workers = workers or min(8, (os.cpu_count() or 2) * 2)
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+    width = min(batch_size, len(todo))  # images per model call
     bar = tqdm(total=len(todo), unit="img", desc="caption", disable=not progress, dynamic_ncols=True,
                file=sys.stderr)
     start = time.perf_counter()
@@ -410,8 +411,13 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                 ok = [i for i, (pixels, _, _) in enumerate(decoded) if pixels is not None]
                 captions = {}
                 if ok:
-                    pixels = np.stack([decoded[i][0] for i in ok])  # (b, h, w, 3) uint8
+                    # always `width` images per call (zero images pad a short batch), so the
+                    # compiled beam search is traced once per run, not once per batch size
+                    pixels = np.zeros((max(width, len(ok)), size[0], size[1], 3), np.uint8)  # (width, h, w, 3)
+                    for j, i in enumerate(ok):
+                        pixels[j] = decoded[i][0]
                     out = model.generate(pixels, beam_size, alpha, max_length)
+                    out = {k: v[:len(ok)] for k, v in out.items()}
                     captions = dict(zip(ok, model.decode_outputs(out)))
                 figures = {}
                 if attention_dir is not None:

@@ -1,0 +1,126 @@
+"""`captioner caption PATHS... [--model M] [--output OUT.jsonl] [--attention-dir DIR] [--shard I/N]`
+
+Batch captioning of image files, folders (recursed) and globs with a saved ImageCaptioner;
+see `captioner.inference.batch` for the engine (resume, sharding, broken files).
+`scripts/caption_images.py` runs the same thing as a script.
+"""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+# captioner/commands/caption.py -> the repository root holds assets/
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_MODEL = REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras"
+TRAIN_COMMAND = ("captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
+                 "--features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention "
+                 "--model-out assets/models/flickr8k_attention.keras")
+
+DESCRIPTION = (
+    "Caption images (files, folders recursed, globs) with a saved image captioner. One row per image: "
+    '{"image", "caption", "score"} or {"image", "error"} for a file that cannot be read (reported and '
+    "skipped; the exit status is then 1). With --output, rows are appended per batch and a rerun skips "
+    "the images already in the file (resume after a kill, no duplicates). Without --output, rows go to "
+    "stdout."
+)
+
+
+def add_arguments(p):
+    p.add_argument("paths", nargs="+", metavar="PATHS", help="image files, folders (recursed) or globs")
+    p.add_argument("--model", "-m", default=None,
+                   help="saved ImageCaptioner .keras file (default: assets/models/flickr8k_attention.keras "
+                        "in the repository)")
+    p.add_argument("--beam-size", "-k", type=int, default=None, help="beam width (default: the model's)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="length penalty: score / length**alpha (default: the model's)")
+    p.add_argument("--max-length", type=int, default=None, help="max generated words (default: the model's)")
+    p.add_argument("--batch-size", "-b", type=int, default=16, help="images per model call")
+    p.add_argument("--output", "-o", default=None,
+                   help="file to write (appended to and resumed when it exists); default: stdout")
+    p.add_argument("--format", choices=("jsonl", "csv"), default=None,
+                   help="output format (default: csv for a .csv output, else jsonl)")
+    p.add_argument("--attention-dir", default=None,
+                   help="write one PNG per image: the caption's words, each over its attention map")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="caption only shard I of N (0 <= I < N; a stable hash of each path decides), "
+                        "so N hosts given the same PATHS split the work, each with its own --output")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="caption again the images an earlier run of this --output recorded as failed")
+    p.add_argument("--workers", type=int, default=None, help="image decoding threads")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(subparsers):
+    p = subparsers.add_parser("caption", help="caption image files in batches (jsonl/csv, attention PNGs)",
+                              description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def resolve_model(path):
+    """The model path to load; InputError with the training command when the default is missing."""
+    from captioner.errors import InputError
+
+    if path is None:
+        if not DEFAULT_MODEL.is_file():
+            raise InputError(f"the default model {DEFAULT_MODEL} does not exist yet; train it with\n  "
+                             f"{TRAIN_COMMAND}\nor pass --model PATH")
+        return str(DEFAULT_MODEL)
+    if not os.path.isfile(path):
+        raise InputError(f"model file {path} not found")
+    return path
+
+
+def run(args):
+    from captioner.errors import InputError
+    from captioner.features.images import list_images
+    from captioner.inference.batch import caption_images, load_captioner, parse_shard
+
+    shard = parse_shard(args.shard) if args.shard else None
+    for name in ("beam_size", "max_length", "batch_size", "workers"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    model_path = resolve_model(args.model)
+    paths = list_images(args.paths)
+    if not paths:
+        raise InputError(f"no images found in {' '.join(args.paths)}")
+    model = load_captioner(model_path)
+    report = caption_images(
+        paths, model, beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
+        batch_size=args.batch_size, output=args.output, fmt=args.format, attention_dir=args.attention_dir,
+        shard=shard, workers=args.workers, progress=not args.no_progress, retry_errors=args.retry_errors,
+    )
+    where = args.output or "stdout"
+    shard_note = f" (shard {shard[0]}/{shard[1]}: {report.selected} of {len(paths)} images)" if shard else ""
+    print(f"captioned {report.captioned} images ({report.images_per_second:.1f} img/s), "
+          f"{report.skipped} already done, {len(report.failed)} failed -> {where}{shard_note}", file=sys.stderr)
+    for path, error in report.failed:
+        print(f"  failed: {path}: {error}", file=sys.stderr)
+    if report.previous_errors:
+        print(f"  {report.previous_errors} images failed in an earlier run (see the error rows in {where}; "
+              f"--retry-errors tries them again)", file=sys.stderr)
+    return report.exit_status
+
+
+def main(argv=None):
+    """Standalone entry point (scripts/caption_images.py): same options, same engine."""
+    import logging
+
+    from captioner.errors import CaptionerError
+
+    parser = argparse.ArgumentParser(prog="caption_images.py", description=DESCRIPTION)
+    add_arguments(parser)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return run(args)
+    except CaptionerError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
