@@ -199,6 +199,15 @@ def run(args):
     return 0
 
 
+def inference_copy(decoder_model):
+    """An uncompiled copy with the same weights: the saved file carries no optimizer state."""
+    from captioner.models.caption_decoder_model import CaptionDecoderModel
+
+    copy = CaptionDecoderModel.from_config(decoder_model.get_config())
+    copy.set_weights(decoder_model.get_weights())
+    return copy
+
+
 def save_image_captioner(decoder_model, vocab, backbone_name, path, args, metrics, config):
     """Wrap the trained decoder with its backbone and save one .keras file atomically."""
     from captioner.backbones import get_backbone
@@ -206,6 +215,7 @@ def save_image_captioner(decoder_model, vocab, backbone_name, path, args, metric
     from captioner.training.io import atomic_path, write_json
 
     backbone = get_backbone(backbone_name)
+    decoder_model = inference_copy(decoder_model)
     captioner_model = ImageCaptioner(backbone.model, decoder_model, vocab, beam_size=args.beam_size,
                                      alpha=args.alpha, max_length=args.max_length,
                                      training_config={"kind": args.kind, "seed": args.seed})
