@@ -53,6 +53,7 @@ class VideoCaptionModel(keras.Model):
         )
         self.encoder.build()
         self.decoder.build((None, None, self.units))
+        self.built = True  # all sub-layers are built: weights load (resume) before any call
         self._generate_fns = {}
 
     def encode(self, features, mask=None, training=False):

@@ -41,6 +41,7 @@ class VideoClassifierModel(keras.Model):
         self.classifier = keras.layers.Dense(self.num_classes, name="V")
         self.encoder.build()
         self.classifier.build((None, self.units))
+        self.built = True  # all sub-layers are built: weights load (resume) before any call
 
     def classify(self, features, mask=None, training=False):
         """(logits (B, K), per-frame logits (B, N, K))."""

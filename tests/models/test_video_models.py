@@ -203,3 +203,16 @@ def test_describe_arrays_returns_frames_and_attention():
     label = cls.describe(clip)
     assert label.label in ("a", "b") and abs(sum(label.probabilities.values()) - 1) < 1e-5
     assert label.frame_probabilities.shape == (3, 2)
+
+
+def test_weights_load_into_fresh_models_before_any_call(tmp_path):
+    """What `--resume` does: load a checkpoint into a just-constructed model."""
+    v = vocab()
+    for make in (lambda: VideoCaptionModel(len(v), D, units=8, projection_dim=8, embedding_dim=8, attention_units=8),
+                 lambda: VideoClassifierModel(3, D, units=8, projection_dim=8)):
+        a, b = make(), make()
+        path = tmp_path / "w.weights.h5"
+        a.save_weights(path)
+        b.load_weights(path)
+        for wa, wb in zip(a.weights, b.weights):
+            np.testing.assert_array_equal(np.asarray(wa), np.asarray(wb))
