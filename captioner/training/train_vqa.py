@@ -50,6 +50,8 @@ def register(subparsers):
     p.add_argument("--backbone", default="efficientnet_lite0")
     p.add_argument("--output-dir", required=True, help="run directory: checkpoints, history, metrics")
     p.add_argument("--model-out", help="final .keras file (default OUTPUT_DIR/model.keras)")
+    # Defaults are the papers' models; --hidden-units, --fusion product, --question-words and
+    # --reduce-dim are this project's additions (see captioner.models.vqa_classifier).
     p.add_argument("--kind", choices=("attention", "baseline"), default="attention")
     p.add_argument("--hops", type=int, default=2, help="stacked attention hops")
     p.add_argument("--num-answers", type=int, default=1000, help="VQA v2: the K most frequent answers are the classes")
@@ -59,8 +61,16 @@ def register(subparsers):
     p.add_argument("--units", type=int, default=256, help="LSTM size = image projection size")
     p.add_argument("--attention-units", type=int, default=256)
     p.add_argument("--dropout", type=float, default=0.3)
-    p.add_argument("--hidden-units", type=int, default=512,
+    p.add_argument("--hidden-units", type=int, default=0,
                    help="ReLU layer between the fused vector and the answer softmax (0: linear, as the papers)")
+    p.add_argument("--fusion", choices=("sum", "product"), default="sum",
+                   help="head input: the papers' vector (sum) or with the question x image product added")
+    p.add_argument("--question-words", action="store_true",
+                   help="question vector from the LSTM state and the average word embedding")
+    p.add_argument("--reduce-dim", type=int, default=0,
+                   help="frozen PCA of the backbone channels to this many dims before the model (0: off); "
+                        "cuts training cost several times")
+    p.add_argument("--pca-samples", type=int, default=20000, help="feature vectors the PCA is fitted on")
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch-size", type=int, default=128, help="questions per batch (whole images at a time)")
     p.add_argument("--learning-rate", type=float, default=1e-3)
@@ -141,13 +151,14 @@ class QuestionExamples:
         return {"image": features(rows), "image_index": index.astype(np.int32),
                 "question": self.tokens[idx, :width]}
 
-    def dataset(self, features, batch_size, seed=0):
+    def dataset(self, features, batch_size, seed=0, first_epoch=0):
         """tf.data of (inputs, labels) over questions with a known answer class, reshuffled by
-        image every epoch. ``features(rows)`` returns the feature array of image rows."""
+        image every epoch (epoch e uses seed + e, so a resumed run goes on with the order it
+        would have had). ``features(rows)`` returns the feature array of image rows."""
         import tensorflow as tf
 
         trainable = self.subset(np.flatnonzero(self.labels >= 0))
-        state = {"epoch": 0}
+        state = {"epoch": first_epoch}
 
         def batches():
             rng = np.random.default_rng(seed + state["epoch"])
@@ -176,14 +187,23 @@ class FeatureSource:
             self.store.grid_shape[0] * self.store.grid_shape[1] * self.store.channels * 2
         self.store.rows(self.image_ids)  # every image must be there (InputError naming the missing ones)
         self.array = None
+        self.transform = None
         if per_image * len(self.image_ids) <= max_bytes:
             self.array = self.store.load(self.image_ids, grid=feature == "grid", pooled=feature == "pooled")[feature]
+
+    def apply(self, transform):
+        """From now on return ``transform(features)`` (applied once to the in-memory array)."""
+        if self.array is not None:
+            self.array = transform(self.array)
+        else:
+            self.transform = transform
 
     def __call__(self, rows):
         if self.array is not None:
             return self.array[rows]
         ids = [self.image_ids[r] for r in rows]
-        return self.store.load(ids, grid=self.feature == "grid", pooled=self.feature == "pooled")[self.feature]
+        out = self.store.load(ids, grid=self.feature == "grid", pooled=self.feature == "pooled")[self.feature]
+        return self.transform(out) if self.transform else out
 
     @property
     def dim(self):
@@ -191,6 +211,31 @@ class FeatureSource:
 
     def close(self):
         self.store.close()
+
+
+def fit_pca(features, n_components, samples=20000, seed=0):
+    """Mean (C,), the top principal directions (C, n_components) of feature vectors, and the
+    fraction of the variance they keep.
+
+    ``features`` is a FeatureSource; up to ``samples`` vectors (regions of random images for
+    grid features) are drawn with ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    n_images = len(features.image_ids)
+    rows = np.sort(rng.choice(n_images, size=min(n_images, max(1, samples // 8)), replace=False))
+    x = np.asarray(features(rows), np.float32)
+    x = x.reshape(-1, x.shape[-1])  # (rows * R, C)
+    if len(x) > samples:
+        x = x[rng.choice(len(x), size=samples, replace=False)]
+    if n_components > x.shape[1]:
+        raise SystemExit(f"--reduce-dim {n_components} exceeds the {x.shape[1]} feature channels")
+    mean = x.mean(0)
+    centered = x - mean
+    cov = centered.T @ centered / max(len(x) - 1, 1)  # (C, C)
+    values, vectors = np.linalg.eigh(cov.astype(np.float64))  # ascending
+    order = np.argsort(values)[::-1][:n_components]
+    explained = float(values[order].sum() / max(values.sum(), 1e-12))
+    return mean, vectors[:, order].astype(np.float32), explained
 
 
 def predict(classifier, examples, features, batch_size=256):
@@ -335,7 +380,8 @@ def run(args):
     model = VQAClassifier(len(vocab), len(answers), image_dim=train_feats.dim, kind=args.kind, hops=args.hops,
                           embedding_dim=args.embedding_dim, units=args.units,
                           attention_units=args.attention_units, dropout=args.dropout,
-                          hidden_units=args.hidden_units)
+                          hidden_units=args.hidden_units, reduce_dim=args.reduce_dim,
+                          fusion=args.fusion, question_words=args.question_words)
     model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -345,6 +391,14 @@ def run(args):
         initial_epoch = state["epoch"]
     elif args.resume:
         log.info("--resume: no checkpoint in %s yet, starting fresh", args.output_dir)
+    if args.reduce_dim:
+        if state is None:  # a resumed run has the fitted reduction in its checkpoint
+            mean, components, explained = fit_pca(train_feats, args.reduce_dim, args.pca_samples, args.seed)
+            model.set_reduction(mean, components)
+            log.info("PCA %d -> %d dims keeps %.1f%% of the feature variance", train_feats.dim,
+                     args.reduce_dim, 100 * explained)
+        for source in sources.values():
+            source.apply(model.reduce_features)
 
     def epoch_eval():
         scores, _ = evaluate(model, dev_ex, dev_feats, answers)
@@ -354,7 +408,8 @@ def run(args):
                                  plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"))
     if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
         t = time.perf_counter()
-        model.fit(train_ex.dataset(train_feats, args.batch_size, seed=args.seed), epochs=args.epochs,
+        model.fit(train_ex.dataset(train_feats, args.batch_size, seed=args.seed, first_epoch=initial_epoch),
+                  epochs=args.epochs,
                   initial_epoch=initial_epoch, callbacks=[checkpoint], verbose=1)
         log.info("training took %.0f s", time.perf_counter() - t)
 

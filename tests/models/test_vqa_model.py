@@ -142,7 +142,32 @@ def test_baseline_is_softmax_of_V_times_concatenated_encodings():
     s = np.concatenate([h_q, h_i], -1)
     np.testing.assert_allclose(logits, s @ clf.answer_dense.kernel.numpy() + clf.answer_dense.bias.numpy(),
                                atol=1e-5)
+    clone = VQAClassifier.from_config({**clf.get_config(), "fusion": "product", "question_words": True})
+    assert clone.get_config()["fusion"] == "product" and clone.get_config()["question_words"]
+    logits2 = clone({"image": pooled, "question": tokens})
+    assert logits2.shape == (2, 3)
     clone = VQAClassifier.from_config(clf.get_config())
     assert clone.get_config() == clf.get_config()
     with pytest.raises(ValueError, match="kind"):
         VQAClassifier(5, 2, 3, kind="mlp")
+
+
+def test_frozen_reduction_raw_and_reduced_features_agree():
+    keras.utils.set_random_seed(2)
+    clf = VQAClassifier(vocab_size=12, num_answers=3, image_dim=8, kind="attention", hops=1, embedding_dim=4,
+                        units=6, attention_units=5, dropout=0.0, hidden_units=7, reduce_dim=3)
+    rng = np.random.default_rng(2)
+    mean, components = rng.normal(size=8), np.linalg.qr(rng.normal(size=(8, 8)))[0][:, :3]
+    clf.set_reduction(mean, components)
+    grid = rng.normal(size=(2, 4, 8)).astype("float32")
+    reduced = clf.reduce_features(grid)
+    np.testing.assert_allclose(reduced, (grid - mean) @ components, atol=1e-5)
+    tokens = np.array([[4, 5, 0], [6, 7, 8]], "int32")
+    raw_logits, raw_alphas = clf.forward({"image": grid, "question": tokens})
+    red_logits, red_alphas = clf.forward({"image": reduced, "question": tokens})
+    np.testing.assert_allclose(raw_logits, red_logits, atol=1e-5)
+    np.testing.assert_allclose(raw_alphas, red_alphas, atol=1e-6)
+    frozen = {id(w) for w in clf.input_reduction.weights}
+    assert not clf.input_reduction.trainable and not frozen & {id(w) for w in clf.trainable_weights}
+    with pytest.raises(ValueError, match="components"):
+        clf.set_reduction(mean, components[:, :2])

@@ -50,10 +50,11 @@ def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
     monkeypatch.setattr(captioner.backbones, "get_backbone", _tiny_backbone)
     data = _easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
+    reduce = ["--reduce-dim", "4", "--pca-samples", "200"] if kind == "attention" else []
     common = ["train", "vqa", "--dataset", "easy-vqa", "--data-dir", str(data), "--features",
               str(tmp_path / "f.h5"), "--output-dir", str(run), "--model-out", str(model_out), "--kind", kind,
               "--embedding-dim", "4", "--units", "8", "--attention-units", "4", "--hidden-units", "8",
-              "--batch-size", "12", "--dev-fraction", "0.2", "--patience", "5"]
+              "--batch-size", "12", "--dev-fraction", "0.2", "--patience", "5"] + reduce
     assert main(common + ["--epochs", "2"]) == 0
     assert len(json.loads((run / HISTORY).read_text())) == 2
     assert main(common + ["--epochs", "3", "--resume"]) == 0  # continues at epoch 3, not from scratch
