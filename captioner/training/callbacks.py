@@ -45,6 +45,11 @@ class TrainingRun:
         return state
 
 
+def _current_lr(optimizer):
+    # works for plain and distributed (MirroredVariable) learning rates
+    return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+
+
 class EpochCheckpoint(keras.callbacks.Callback):
     """At each epoch end: evaluate with `evaluate_fn` (a real decoding metric, higher is
     better), keep the best weights, write an atomic checkpoint (weights + optimizer) and the
@@ -70,7 +75,7 @@ class EpochCheckpoint(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         if self.learning_rate is None and self.wait and self.lr_decay != 1.0:
             # a run checkpointed before decay was recorded: catch up on the plateaus so far
-            self.learning_rate = float(self.model.optimizer.learning_rate) * self.lr_decay ** self.wait
+            self.learning_rate = _current_lr(self.model.optimizer) * self.lr_decay ** self.wait
         if self.learning_rate is not None:
             self.model.optimizer.learning_rate = self.learning_rate
 
@@ -93,13 +98,13 @@ class EpochCheckpoint(keras.callbacks.Callback):
         else:
             self.wait += 1
             if self.lr_decay != 1.0:
-                self.learning_rate = float(self.model.optimizer.learning_rate) * self.lr_decay
+                self.learning_rate = _current_lr(self.model.optimizer) * self.lr_decay
                 self.model.optimizer.learning_rate = self.learning_rate
-        entry["learning_rate"] = float(self.model.optimizer.learning_rate)
+        entry["learning_rate"] = _current_lr(self.model.optimizer)
         with atomic_path(self.run.path(CHECKPOINT)) as tmp:
             self.model.save_weights(tmp)  # includes the optimizer's variables
         state = {"epoch": epoch + 1, "best": self.best, "best_epoch": self.best_epoch,
-                 "wait": self.wait, "learning_rate": float(self.model.optimizer.learning_rate),
+                 "wait": self.wait, "learning_rate": _current_lr(self.model.optimizer),
                  "history": self.history}
         write_json(self.run.path(STATE), state)
         write_json(self.run.path(HISTORY), self.history)

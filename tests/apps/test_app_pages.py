@@ -87,7 +87,7 @@ def test_caption_page_gif_first_frame_and_webp(app_env):
 
 
 @pytest.mark.parametrize("name,data,message", [
-    ("broken.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 40, "cannot decode image"),
+    ("broken.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 40, "not an image file"),
     ("notes.png", b"these are my notes, not a picture\n", "not an image file"),
     ("empty.png", b"", "is empty"),
 ])
@@ -122,7 +122,7 @@ def test_caption_page_refuses_decompression_bombs(app_env):
     at.file_uploader[0].set_value(("bomb.png", _png_header(20000, 20000), "image/png")).run()
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "bomb.png" in errors[0] and "20000x20000" in errors[0], errors
+    assert len(errors) == 1 and "bomb.png" in errors[0] and "too many pixels" in errors[0], errors
 
 
 def test_caption_page_without_its_model_says_how_to_train_it(app_env, monkeypatch, tmp_path):

@@ -58,7 +58,7 @@ def test_caption_and_classify_jsonl_with_a_broken_file(tmp_path, clips, capsys):
     for r in rows:
         if "error" not in r:
             assert isinstance(r["caption"], str) and len(r["frames"]) == 4
-            assert len(r["attention"]) >= 1 and all(abs(sum(a) - 1) < 1e-4 for a in r["attention"])
+            assert len(r["attention"]) >= 1 and all(abs(sum(a) - 1) < 1e-3 for a in r["attention"])
     assert not os.path.exists(str(out) + ".partial")
     assert "failed" in capsys.readouterr().err
 
