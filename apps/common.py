@@ -20,7 +20,8 @@ import numpy as np
 import streamlit as st
 from PIL import Image
 
-from captioner.errors import ImageError
+# Nothing from `captioner` at import time: importing it imports TensorFlow (seconds), and
+# the pages draw their inputs first, then load TensorFlow and the model under a spinner.
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ASSETS = REPO_ROOT / "assets"
@@ -59,31 +60,38 @@ MODELS = {
                   "CAPTIONER_CAPTION_MODEL",
                   "captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
                   "--features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention "
-                  "--model-out assets/models/flickr8k_attention.keras"),
+                  "--model-out assets/models/flickr8k_attention.keras --seed 1"),
         ModelSpec("vqa", "easy-VQA question-guided attention", "assets/models/easy_vqa.keras",
                   "CAPTIONER_VQA_MODEL",
-                  "captioner train vqa ...  # see `captioner train vqa --help`; "
-                  "writes assets/models/easy_vqa.keras"),
+                  "captioner train vqa --dataset easy-vqa --features work/easy_vqa_lite0.h5 "
+                  "--output-dir runs/easy_vqa_attention --model-out assets/models/easy_vqa.keras "
+                  "--kind attention --seed 1"),
         ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
                   "CAPTIONER_TRANSLATE_FR_EN_MODEL",
-                  "captioner train translate ...  # see `captioner train translate --help`; "
-                  "writes assets/models/anki_fr_en.keras"),
+                  "captioner train translate --format anki --data ../shared/datasets/anki-fra-eng/fra.txt "
+                  "--reverse --output-dir runs/anki_fr_en --model-out assets/models/anki_fr_en.keras --seed 1"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL",
-                  "captioner train translate ...  # see `captioner train translate --help`; "
-                  "writes assets/models/multi30k_en_de.keras"),
+                  "captioner train translate --format multi30k --data ../shared/datasets/multi30k "
+                  "--source en --target de --output-dir runs/multi30k_en_de "
+                  "--model-out assets/models/multi30k_en_de.keras --seed 1"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
                   "CAPTIONER_ENTAIL_MODEL",
-                  "captioner train entail ...  # see `captioner train entail --help`; "
-                  "writes assets/models/sick_entailment.keras"),
+                  "captioner train entail --task classify --format sick "
+                  "--data ../shared/datasets/sick/SICK_train_trial.txt --output-dir runs/sick_entailment "
+                  "--model-out assets/models/sick_entailment.keras --seed 1"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL",
-                  "captioner train video-caption ...  # see `captioner train video-caption --help`; "
-                  "writes assets/models/video_caption.keras"),
+                  "python scripts/make_video_datasets.py --out work/video --seed 0\n"
+                  "captioner train video-caption --data work/video/synthetic/captions.csv work/video/synthetic "
+                  "work/video/synthetic_lite0_f8.h5 --output-dir runs/video_caption "
+                  "--model-out assets/models/video_caption.keras --seed 1"),
         ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
                   "CAPTIONER_VIDEO_CLASSIFY_MODEL",
-                  "captioner train video-classify ...  # see `captioner train video-classify --help`; "
-                  "writes assets/models/video_classify.keras"),
+                  "python scripts/make_video_datasets.py --out work/video --seed 0\n"
+                  "captioner train video-classify --data-dir work/video/synthetic "
+                  "--features work/video/synthetic_lite0_f8.h5 --output-dir runs/video_classify "
+                  "--model-out assets/models/video_classify.keras --seed 1"),
     )
 }
 
@@ -126,8 +134,9 @@ def show_missing_model(spec: ModelSpec, purpose: str):
     """Tell the user that `spec`'s model file is absent and which command makes it."""
     st.info(
         f"**{spec.title}** is not here yet: this page needs `{display_path(spec.path)}` "
-        f"{purpose}. Train it from the repository root with the command below, then reload this page "
-        f"(or point `{spec.env_var}` at a model file).",
+        f"{purpose}. Train it from the repository root with the command below (`--help` lists the "
+        f"options; a bundled model's exact command and metrics are in the `.json` beside it), then "
+        f"reload this page, or point `{spec.env_var}` at a model file.",
         icon=":material/model_training:",
     )
     st.code(spec.train_command, language="bash")
@@ -140,7 +149,7 @@ def model_or_explain(spec: ModelSpec, purpose: str):
         show_missing_model(spec, purpose)
         return None
     try:
-        with st.spinner(f"Loading {spec.title} ({display_path(path)}) ..."):
+        with st.spinner(f"Loading {spec.title} ({display_path(path)}); the first time also starts TensorFlow ..."):
             return load_model(path)
     except ModelLoadError as exc:
         st.error(f"The model file `{display_path(path)}` is there but cannot be loaded: {exc.detail}",
@@ -204,18 +213,21 @@ def decode_image(data: bytes, name: str) -> Image.Image:
 
     Raises ImageError(name, reason) for an empty, non-image, truncated or oversized file.
     """
+    from captioner.errors import ImageError
     from captioner.features.images import open_image
 
     if not data:
         raise ImageError(name, "the file is empty")
+    limit = f"this app accepts at most {MAX_IMAGE_PIXELS / 1e6:.0f} megapixels"
     try:
         with Image.open(io.BytesIO(data)) as probe:  # reads the header only
             width, height = probe.size
+    except Image.DecompressionBombError as exc:  # PIL refuses even to open it
+        raise ImageError(name, f"too many pixels: {exc} ({limit})") from None
     except Exception:  # noqa: BLE001 - open_image below names the problem
         width = height = 0
     if width * height > MAX_IMAGE_PIXELS:
-        raise ImageError(name, f"{width}x{height} pixels is more than the {MAX_IMAGE_PIXELS / 1e6:.0f} "
-                               f"megapixels this app accepts")
+        raise ImageError(name, f"too many pixels: {width}x{height} ({limit})")
     try:
         return open_image(data, name=name)
     except ImageError:

@@ -13,8 +13,6 @@ import streamlit as st
 from PIL import Image
 
 import common
-from captioner.errors import ImageError
-from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure
 
 SPEC = common.MODELS["caption"]
 GRID_COLUMNS = 5
@@ -38,6 +36,9 @@ loaded = common.model_or_explain(SPEC, "to caption images")
 if loaded is None:
     st.stop()
 model, model_lock = loaded
+
+from captioner.errors import ImageError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
+from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
 with st.sidebar:
     st.header("Decoding")
@@ -101,11 +102,11 @@ with text_col:
     m2.metric("Log-probability", f"{caption.log_prob:.3f}")
     m3.metric("Words", len(words))
     st.markdown("**Beam hypotheses**")
-    st.dataframe(
+    st.table(
         pd.DataFrame({"rank": range(1, len(caption.hypotheses) + 1),
                       "caption": [t for t, _ in caption.hypotheses],
-                      "score": [round(s, 4) for _, s in caption.hypotheses]}),
-        hide_index=True, width="stretch",
+                      "score": [f"{s:.3f}" for _, s in caption.hypotheses]}),
+        hide_index=True,
     )
     if maps.shape[0] == len(words) and words:
         st.caption(f"The caption reached the maximum length ({max_length} words) before the model ended it.")

@@ -22,7 +22,7 @@ if not available:
     st.stop()
 spec = st.radio("Direction", available, format_func=lambda s: s.title, horizontal=True, key="translate_model")
 for missing in (s for s in SPECS if s not in available):
-    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.split('  #')[0]}`).")
+    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
 if common.model_or_explain(spec, "to translate") is None:
     st.stop()
 common.show_model_card(spec)

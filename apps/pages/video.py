@@ -21,7 +21,7 @@ if not available:
     st.stop()
 spec = st.radio("Model", available, format_func=lambda s: s.title, horizontal=True, key="video_model")
 for missing in (s for s in SPECS if s not in available):
-    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.split('  #')[0]}`).")
+    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
 if common.model_or_explain(spec, "for video clips") is None:
     st.stop()
 common.show_model_card(spec)

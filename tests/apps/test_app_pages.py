@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import APP
+from conftest import APP, REPO_ROOT
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -20,6 +20,10 @@ def run_app():
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+SAMPLES = sorted(p.name for p in (REPO_ROOT / "assets" / "samples").iterdir()
+                 if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp", ".gif"))
 
 
 def caption_heading(at):
@@ -34,14 +38,17 @@ def test_caption_page_captions_the_first_sample_with_attention(app_env):
     words = sentence.split()
     # the photo, the focused word's overlay, then one overlay per word and one for <end>
     captions = [img.captions[0] for img in at.image]
-    assert captions[0] == "astronaut.jpg"
+    assert captions[0] == SAMPLES[0]
     assert captions[1] == f"attention for “{words[0]}”"
     assert captions[2:] == [f"{i + 1}. {w}" for i, w in enumerate(words + ["<end>"])]
-    hypotheses = at.dataframe[0].value
+    hypotheses = at.table[0].value
     assert list(hypotheses.columns) == ["rank", "caption", "score"]
     assert len(hypotheses) == 3 and hypotheses["caption"][0] == sentence
     assert [b.label for b in at.get("download_button")] == [
         "Overlay PNG (all words)", f"Overlay PNG (“{words[0]}”)", "Caption and attention JSON"]
+    at.selectbox(key="caption_sample").set_value(SAMPLES[-1]).run()
+    assert not at.exception and at.image[0].captions[0] == SAMPLES[-1]
+    assert caption_heading(at) == [f"### {sentence}"]
 
 
 def test_caption_page_controls_and_word_slider(app_env):
@@ -50,7 +57,7 @@ def test_caption_page_controls_and_word_slider(app_env):
     at = run_app()
     at.slider(key="caption_beam").set_value(1).run()
     assert not at.exception
-    assert len(at.dataframe[0].value) == 1  # greedy: one hypothesis
+    assert len(at.table[0].value) == 1  # greedy: one hypothesis
     at.select_slider[0].set_value(2).run()
     assert not at.exception
     assert at.image[1].captions[0] == f"attention for “{words[2]}”"
@@ -86,8 +93,14 @@ def test_caption_page_gif_first_frame_and_webp(app_env):
         assert caption_heading(at)
 
 
+def _truncated_jpeg():
+    buf = io.BytesIO()
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(buf, "JPEG")
+    return buf.getvalue()[:len(buf.getvalue()) // 2]
+
+
 @pytest.mark.parametrize("name,data,message", [
-    ("broken.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 40, "not an image file"),
+    ("broken.jpg", _truncated_jpeg(), "cannot decode image"),
     ("notes.png", b"these are my notes, not a picture\n", "not an image file"),
     ("empty.png", b"", "is empty"),
 ])
@@ -117,12 +130,16 @@ def _png_header(width, height):
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00")) + chunk(b"IEND", b"")
 
 
-def test_caption_page_refuses_decompression_bombs(app_env):
+@pytest.mark.parametrize("width,height,message", [
+    (9000, 9000, "too many pixels: 9000x9000 (this app accepts at most 50 megapixels)"),  # over the app's limit
+    (20000, 20000, "too many pixels: Image size (400000000 pixels) exceeds"),  # over Pillow's own limit too
+])
+def test_caption_page_refuses_decompression_bombs(app_env, width, height, message):
     at = run_app()
-    at.file_uploader[0].set_value(("bomb.png", _png_header(20000, 20000), "image/png")).run()
+    at.file_uploader[0].set_value(("bomb.png", _png_header(width, height), "image/png")).run()
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "bomb.png" in errors[0] and "too many pixels" in errors[0], errors
+    assert len(errors) == 1 and "bomb.png" in errors[0] and message in errors[0], errors
 
 
 def test_caption_page_without_its_model_says_how_to_train_it(app_env, monkeypatch, tmp_path):
@@ -142,17 +159,45 @@ def test_caption_page_with_a_broken_model_file_shows_an_error(app_env, monkeypat
     assert not caption_heading(at)
 
 
-@pytest.mark.parametrize("page,commands", [
-    ("pages/vqa.py", ["captioner train vqa "]),
-    ("pages/translate.py", ["captioner train translate ", "captioner train translate "]),
-    ("pages/entailment.py", ["captioner train entail "]),
-    ("pages/video.py", ["captioner train video-caption ", "captioner train video-classify "]),
-])
-def test_pages_without_models_say_which_command_trains_them(app_env, page, commands):
+PAGES = {
+    "pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/easy_vqa.keras")},
+    "pages/translate.py": {
+        "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras"),
+        "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
+    "pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
+    "pages/video.py": {
+        "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
+        "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ", "assets/models/video_classify.keras")},
+}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_pages_without_models_say_which_command_trains_them(app_env, page):
     at = run_app()
     at.switch_page(page).run()
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error
-    assert len(at.info) == len(commands) and all("not here yet" in i.value for i in at.info)
-    assert [c.value[:len(p)] for c, p in zip(at.code, commands)] == commands
-    assert len(at.code) == len(commands)
+    expected = list(PAGES[page].values())
+    assert len(at.info) == len(expected) and all("not here yet" in i.value for i in at.info)
+    assert len(at.code) == len(expected)
+    for code, (command, model_out) in zip(at.code, expected):
+        assert command in code.value and f"--model-out {model_out}" in code.value
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_pages_with_a_model_load_it_and_show_how_it_was_made(app_env, page, monkeypatch, tmp_path):
+    """Any loadable .keras file stands in for the page's model here; its card JSON is shown."""
+    import json
+    import shutil
+
+    var = next(iter(PAGES[page]))
+    model = tmp_path / "stand_in.keras"
+    shutil.copy(app_env[0], model)
+    (tmp_path / "stand_in.json").write_text(json.dumps({"command": "captioner train stand-in --seed 7",
+                                                         "dev_metrics": {"accuracy": 0.5}}))
+    monkeypatch.setenv(var, str(model))
+    at = run_app()
+    at.switch_page(page).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("is loaded" in s.value for s in at.success)
+    assert any(c.value == "captioner train stand-in --seed 7" for c in at.code)
