@@ -108,8 +108,8 @@ def _load_keras_model(path: str, mtime_ns: int, size: int):
     """Load one .keras file; cached per (path, modification time, size) for the whole process."""
     import keras
 
-    register_model_classes()
     try:
+        register_model_classes()
         model = keras.models.load_model(path)  # safe_mode stays on
     except Exception as exc:  # noqa: BLE001 - any failure means this file cannot be used
         raise ModelLoadError(path, f"{type(exc).__name__}: {exc}") from None
@@ -139,7 +139,7 @@ def show_missing_model(spec: ModelSpec, purpose: str):
         f"reload this page, or point `{spec.env_var}` at a model file.",
         icon=":material/model_training:",
     )
-    st.code(spec.train_command, language="bash")
+    st.code(spec.train_command, language="bash", wrap_lines=True)
 
 
 def model_or_explain(spec: ModelSpec, purpose: str):
@@ -154,7 +154,7 @@ def model_or_explain(spec: ModelSpec, purpose: str):
     except ModelLoadError as exc:
         st.error(f"The model file `{display_path(path)}` is there but cannot be loaded: {exc.detail}",
                  icon=":material/error:")
-        st.code(spec.train_command, language="bash")
+        st.code(spec.train_command, language="bash", wrap_lines=True)
         return None
 
 
@@ -297,7 +297,8 @@ def show_model_card(spec: ModelSpec):
         return
     if card.get("command"):
         st.markdown("Made with:")
-        st.code(card["command"], language="bash")
+        st.code(card["command"], language="bash", wrap_lines=True)
     metrics = {k: v for k, v in card.items() if "metric" in k.lower()}
     if metrics:
-        st.json(metrics, expanded=False)
+        st.markdown(f"Metrics (from `{display_path(spec.path.with_suffix('.json'))}`):")
+        st.json(metrics, expanded=2)
