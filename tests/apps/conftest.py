@@ -1,14 +1,9 @@
 """Fixtures of the app tests: a tiny trained captioner, and env vars that point the app at it."""
 
 import warnings
-from pathlib import Path
 
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-APP = REPO_ROOT / "apps" / "app.py"
-OTHER_MODEL_VARS = ("CAPTIONER_VQA_MODEL", "CAPTIONER_TRANSLATE_FR_EN_MODEL", "CAPTIONER_TRANSLATE_EN_DE_MODEL",
-                    "CAPTIONER_ENTAIL_MODEL", "CAPTIONER_VIDEO_CAPTION_MODEL", "CAPTIONER_VIDEO_CLASSIFY_MODEL")
+from app_support import OTHER_MODEL_VARS
 
 
 @pytest.fixture(scope="session")

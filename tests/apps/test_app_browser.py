@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import OTHER_MODEL_VARS, REPO_ROOT
+from app_support import OTHER_MODEL_VARS, REPO_ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

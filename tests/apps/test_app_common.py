@@ -2,18 +2,13 @@
 
 import io
 import json
-import sys
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "apps"))
-import common  # noqa: E402
-
-from captioner.errors import ImageError  # noqa: E402
+from app_support import REPO_ROOT, common
+from captioner.errors import ImageError
 
 
 def test_model_is_loaded_once_per_process(tiny_caption_model):
