@@ -10,33 +10,20 @@ Rows are appended in batches; `count` is written last, after the rows are flushe
 killed mid-batch leaves a store whose first `count` rows are whole, and a rerun resumes.
 """
 
-import os
-
 import h5py
 import numpy as np
 
 from captioner.errors import InputError
+from captioner.features.hdf5_store import HDF5Store
 
 FORMAT_VERSION = 1
 
 
-class FeatureStore:
+class FeatureStore(HDF5Store):
     """Append-only HDF5 store. Use as a context manager or call close()."""
 
     def __init__(self, path, mode="r", backbone=None, grid_shape=None, channels=None, pooled_dim=None):
-        self.path = str(path)
-        if mode not in ("r", "a"):
-            raise ValueError("mode must be 'r' or 'a'")
-        exists = os.path.exists(self.path)
-        if mode == "r" and not exists:
-            raise InputError(f"{self.path}: feature store not found")
-        try:
-            self.file = h5py.File(self.path, "r" if mode == "r" else "a")
-        except OSError as exc:
-            raise InputError(
-                f"{self.path}: cannot open feature store ({exc}); if a run was killed while "
-                "writing it, delete the file and extract again"
-            ) from None
+        self._open(path, mode)
         if "grid" not in self.file:
             if mode == "r":
                 raise InputError(f"{self.path}: not a captioner feature store (no 'grid' dataset)")
@@ -65,22 +52,6 @@ class FeatureStore:
     @property
     def count(self):
         return int(self.file.attrs["count"])
-
-    @property
-    def backbone(self):
-        return str(self.file.attrs["backbone"])
-
-    @property
-    def grid_shape(self):
-        return tuple(int(v) for v in self.file.attrs["grid_shape"])
-
-    @property
-    def channels(self):
-        return int(self.file.attrs["channels"])
-
-    @property
-    def pooled_dim(self):
-        return int(self.file.attrs["pooled_dim"])
 
     @property
     def ids(self):
@@ -143,14 +114,3 @@ class FeatureStore:
         self.file.flush()
         for i, k in enumerate(image_ids):
             self._index[k] = start + i
-
-    def close(self):
-        if getattr(self, "file", None) is not None:
-            self.file.close()
-            self.file = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -27,6 +27,7 @@ import h5py
 import numpy as np
 
 from captioner.errors import ImageError, InputError
+from captioner.features.hdf5_store import HDF5Store
 
 log = logging.getLogger(__name__)
 
@@ -41,23 +42,14 @@ def unescape_key(name):
     return urllib.parse.unquote(name)
 
 
-class VideoFeatureStore:
+class VideoFeatureStore(HDF5Store):
     """Per-clip feature store. Use as a context manager or call close()."""
+
+    description = "video feature store"
 
     def __init__(self, path, mode="r", backbone=None, num_frames=None, pooled_dim=None, grid_shape=None,
                  channels=None, has_grid=False, sample_fps=None):
-        self.path = os.fspath(path)
-        if mode not in ("r", "a"):
-            raise ValueError("mode must be 'r' or 'a'")
-        exists = os.path.exists(self.path)
-        if mode == "r" and not exists:
-            raise InputError(f"{self.path}: video feature store not found")
-        try:
-            self.file = h5py.File(self.path, "r" if mode == "r" else "a")
-        except OSError as exc:
-            raise InputError(f"{self.path}: cannot open video feature store ({exc}); if a run was killed "
-                             "while writing it, delete the file and extract again") from None
-        self.mode = mode
+        self._open(path, mode)
         if "pooled" not in self.file:
             if mode == "r":
                 raise InputError(f"{self.path}: not a captioner video feature store (no 'pooled' group)")
@@ -107,28 +99,12 @@ class VideoFeatureStore:
 
     # -- metadata ---------------------------------------------------------------------
     @property
-    def backbone(self):
-        return str(self.file.attrs["backbone"])
-
-    @property
     def num_frames(self):
         return int(self.file.attrs["num_frames"])
 
     @property
-    def pooled_dim(self):
-        return int(self.file.attrs["pooled_dim"])
-
-    @property
     def has_grid(self):
         return bool(self.file.attrs["has_grid"])
-
-    @property
-    def grid_shape(self):
-        return tuple(int(v) for v in self.file.attrs["grid_shape"])
-
-    @property
-    def channels(self):
-        return int(self.file.attrs["channels"])
 
     @property
     def ids(self):
@@ -202,17 +178,6 @@ class VideoFeatureStore:
         ds.attrs["complete"] = True  # committed only after the data is written
         self.file.flush()
         self._complete.add(name)
-
-    def close(self):
-        if getattr(self, "file", None) is not None:
-            self.file.close()
-            self.file = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 @dataclasses.dataclass
