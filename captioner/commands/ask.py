@@ -42,24 +42,12 @@ def register(subparsers):
 
 def load_model(path=None):
     """Load a saved VQAModel (safe mode); a missing or wrong file gives an InputError."""
-    import keras
-
-    import captioner.models.vqa_model  # noqa: F401  (registers the classes)
-    from captioner.errors import InputError
+    from captioner.models.loading import load_model_file
     from captioner.models.vqa_model import VQAModel
 
     path = Path(path) if path else DEFAULT_MODEL
-    if not path.exists():
-        hint = " (the bundled model is made by `captioner train vqa --dataset easy-vqa ...`)" \
-            if path == DEFAULT_MODEL else ""
-        raise InputError(f"{path}: model file not found{hint}")
-    try:
-        model = keras.models.load_model(path)
-    except (ValueError, OSError, TypeError) as exc:
-        raise InputError(f"{path}: cannot load a VQA model ({exc})") from None
-    if not isinstance(model, VQAModel):
-        raise InputError(f"{path}: holds a {type(model).__name__}, not a VQAModel")
-    return model
+    hint = " (the bundled model is made by `captioner train vqa --dataset easy-vqa ...`)" if path == DEFAULT_MODEL else ""
+    return load_model_file(path, VQAModel, "a VQA model", hint=hint)
 
 
 def _slug(text, limit=40):

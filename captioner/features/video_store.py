@@ -23,7 +23,6 @@ import os
 import time
 import urllib.parse
 
-import h5py
 import numpy as np
 
 from captioner.errors import ImageError, InputError

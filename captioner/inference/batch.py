@@ -68,22 +68,12 @@ class CaptionReport:
 
 def load_captioner(path):
     """Load an `ImageCaptioner` .keras file (safe mode on); InputError naming the file if it can't."""
-    import keras
-
     # registers the Keras classes a saved captioner refers to
     import captioner.layers.image_preprocessing  # noqa: F401
     from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.loading import load_model_file
 
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise InputError(f"model file {path} not found")
-    try:
-        model = keras.models.load_model(path)
-    except Exception as exc:  # Keras raises ValueError/TypeError/OSError variously
-        raise InputError(f"{path}: cannot load as a Keras model: {exc}") from exc
-    if not isinstance(model, ImageCaptioner):
-        raise InputError(f"{path}: is a {type(model).__name__}, not an image captioner (ImageCaptioner)")
-    return model
+    return load_model_file(path, ImageCaptioner, "an image captioner (ImageCaptioner)")
 
 
 # ----------------------------------------------------------------------------- sharding

@@ -30,7 +30,7 @@ import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.tokenizer import tokenize
-from captioner.text.vocabulary import PAD_ID, Vocabulary
+from captioner.text.vocabulary import Vocabulary
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never", "nowhere", "neither",
@@ -295,13 +295,6 @@ def _pool(v, mask):
 
 
 def load_entailment(path) -> EntailmentClassifier:
-    import os
+    from captioner.models.loading import load_model_file
 
-    from captioner.errors import InputError
-
-    if not os.path.exists(path):
-        raise InputError(f"{path}: model file not found")
-    model = keras.models.load_model(path)
-    if not isinstance(model, EntailmentClassifier):
-        raise InputError(f"{path}: not an entailment classifier (it holds a {type(model).__name__})")
-    return model
+    return load_model_file(path, EntailmentClassifier, "an entailment classifier")

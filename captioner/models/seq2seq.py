@@ -38,7 +38,7 @@ from captioner.decoding import beam_search, tile_beams
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.tokenizer import detokenize, tokenize
-from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK, Vocabulary
+from captioner.text.vocabulary import END_ID, START_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -282,13 +282,6 @@ def _vocabulary(v) -> Vocabulary:
 
 def load_translator(path) -> Seq2Seq:
     """Load a bundled translator / hypothesis generator (.keras), safe mode on."""
-    import os
+    from captioner.models.loading import load_model_file
 
-    from captioner.errors import InputError
-
-    if not os.path.exists(path):
-        raise InputError(f"{path}: model file not found")
-    model = keras.models.load_model(path)
-    if not isinstance(model, Seq2Seq):
-        raise InputError(f"{path}: not a translation model (it holds a {type(model).__name__})")
-    return model
+    return load_model_file(path, Seq2Seq, "a translation model")

@@ -16,7 +16,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from captioner.errors import InputError
 
 
 @dataclasses.dataclass
@@ -114,13 +113,7 @@ def load_video_model(path):
     import captioner.models.video_captioner  # noqa: F401  (registers the classes)
     import captioner.models.video_classifier  # noqa: F401
 
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputError(f"{path}: model file not found")
-    try:
-        model = keras.models.load_model(path)
-    except Exception as exc:  # keras raises many types for a bad file
-        raise InputError(f"{path}: cannot load as a captioner video model ({type(exc).__name__}: {exc})") from None
-    if not hasattr(model, "describe"):
-        raise InputError(f"{path}: is a {type(model).__name__}, not a captioner video model")
-    return model
+    from captioner.models.loading import load_model_file
+
+    return load_model_file(path, (captioner.models.video_captioner.VideoCaptioner,
+                                  captioner.models.video_classifier.VideoClassifier), "a captioner video model")
