@@ -36,6 +36,14 @@ Semantics (hand-checked in tests/decoding/test_beam_search.py):
 
 ``step_fn`` runs on all N rows every step, finished and dead beams included (they are fed
 ``pad_id``, which must therefore be a valid token id < V); what it returns for them is ignored.
+
+With ``compact=True`` it runs only on the rows still being extended (neither finished nor dead)
+and is called as ``step_fn(tokens, state, rows)``: ``tokens`` (M,) and ``state`` (leaves (M, ...))
+hold those M rows only and ``rows`` int32 (M,) says which (row ``b * K + k``, so
+``rows // beam_size`` is the input of each). Per-input constants need not be tiled then:
+``tf.gather(memory, rows // beam_size)``. The results are the same; the work per step shrinks
+as hypotheses finish (most captions end long before ``max_length``, and the loop runs until
+the last hypothesis of the batch does), and step 0 runs on beam 0 of each input only.
 """
 
 import tensorflow as tf
@@ -64,7 +72,7 @@ def _loop_invariant(shape):
 
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
-                alpha=0.0, attention_size=None, pad_id=0):
+                alpha=0.0, attention_size=None, pad_id=0, compact=False):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -82,6 +90,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         attention_size: R, int or scalar int tensor, when ``step_fn`` returns attention weights;
             None when the model has no attention: the third output of ``step_fn`` is then
             ignored (return None) and ``"attention"`` has shape (B, K, max_length, 0).
+        compact: call ``step_fn(tokens, state, rows)`` on the live rows only (module docstring).
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -126,15 +135,32 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         return tf.logical_and(step < T, tf.logical_not(tf.reduce_all(done)))
 
     def body(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
-        log_probs, new_state, attention = step_fn(tokens, state)
-        log_probs = tf.cast(log_probs, tf.float32)  # (N, V)
+        if compact:
+            live = tf.reshape(tf.logical_not(finished | tf.equal(sums, _NEG_INF)), [N])  # (N,)
+            live_rows = tf.cast(tf.where(live)[:, 0], tf.int32)  # (M,)
+            log_probs, new_state, attention = step_fn(
+                tf.gather(tokens, live_rows), tf.nest.map_structure(lambda s: tf.gather(s, live_rows), state),
+                live_rows)  # (M, V), leaves (M, ...), (M, R)
+        else:
+            log_probs, new_state, attention = step_fn(tokens, state)
+        log_probs = tf.cast(log_probs, tf.float32)  # (N or M, V)
         V = tf.shape(log_probs)[-1]
         # (if V < K: -inf columns, so that every beam has K candidates)
         log_probs = tf.pad(log_probs, [[0, 0], [0, tf.maximum(K - V, 0)]],
                            constant_values=_NEG_INF)
         # All candidates of a beam share its length, hence its penalty: only the K best
         # continuations of each beam can survive, so rank K*K candidates, not K*V.
-        cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K)
+        cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K) (compact: (M, K))
+        # Same structure and dtypes as the loop variable, whatever nest type step_fn used.
+        new_state = tf.nest.pack_sequence_as(state, tf.nest.flatten(new_state))
+        if compact:  # back to N rows; the rows not extended are finished (frozen below) or dead
+            at = live_rows[:, None]  # (M, 1)
+            cand_log_probs = tf.scatter_nd(at, cand_log_probs, [N, K])  # dead: -inf sum + 0
+            cand_tokens = tf.scatter_nd(at, cand_tokens, [N, K])
+            new_state = tf.nest.map_structure(
+                lambda old, new: tf.tensor_scatter_nd_update(old, at, tf.cast(new, old.dtype)), state, new_state)
+            if with_attention and attention is not None:
+                attention = tf.scatter_nd(at, tf.cast(attention, tf.float32), [N, R])  # (N, R)
         cand_log_probs = tf.reshape(cand_log_probs, [B, K, K])
         cand_tokens = tf.reshape(cand_tokens, [B, K, K])
 
@@ -159,8 +185,6 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         now = tf.equal(columns, step)  # (T,) the column written this step
         token_hist = tf.where(now, tokens[:, None], tf.gather(token_hist, rows))  # (N, T)
 
-        # Same structure and dtypes as the loop variable, whatever nest type step_fn used.
-        new_state = tf.nest.pack_sequence_as(state, tf.nest.flatten(new_state))
         state = tf.nest.map_structure(
             lambda old, new: tf.gather(tf.cast(new, old.dtype), rows), state, new_state)
 

@@ -7,7 +7,7 @@ with the shared beam search, and `ImageCaptioner` wraps it with a backbone for p
 import keras
 import tensorflow as tf
 
-from captioner.decoding import beam_search, tile_beams
+from captioner.decoding import beam_search
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
@@ -90,19 +90,22 @@ class CaptionDecoderModel(keras.Model):
 
     def _generate(self, annotations, beam_size, alpha, max_length):
         projected = self.project(annotations)  # (B, R, P)
-        memory, state = self.decoder.prepare(projected)
-        memory = tf.nest.map_structure(lambda t: tile_beams(t, beam_size), memory)  # (B*K, ...)
+        memory, state = self.decoder.prepare(projected)  # memory leaves (B, ...), not tiled
         # never generate <unk> or <start>: a caption of real words only
         banned = tf.scatter_nd([[UNK_ID], [START_ID]], tf.fill([2], float("-inf")), [self.vocab_size])
 
-        def step_fn(tokens, st):
-            log_probs, new_state, alpha = self.decoder.step(tokens, st, memory)
+        def step_fn(tokens, st, rows):
+            # compact beam search: only the M hypotheses still being extended, rows (M,) = b*K + k
+            inputs = rows // beam_size  # (M,)
+            mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs), memory)  # leaves (M, ...)
+            log_probs, new_state, alpha = self.decoder.step(tokens, st, mem)
             return log_probs + banned, new_state, alpha
 
         return beam_search(
             step_fn,
             state, tf.shape(projected)[0], beam_size=beam_size, max_length=max_length,
             start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(projected)[1],
+            compact=True,
         )
 
     def get_config(self):

@@ -83,11 +83,26 @@ def initial_state(table_ids):
     return {"table": table_ids, "code": zeros, "step": zeros}
 
 
-def decode(table_ids, beam_size, max_length, alpha=0.0, tables=TABLES, **kwargs):
+def compact_step_fn(step_fn, seen=None):
+    """`step_fn` for ``compact=True``: (tokens, state, rows) -> ...; records each call's rows."""
+
+    def fn(tokens, state, rows):
+        tf.debugging.assert_equal(tf.shape(tokens)[0], tf.shape(rows)[0])
+        if seen is not None:
+            seen.append(rows.numpy().tolist())
+        return step_fn(tokens, state)
+
+    return fn
+
+
+def decode(table_ids, beam_size, max_length, alpha=0.0, tables=TABLES, compact=False, seen=None, **kwargs):
     table_ids = tf.constant(table_ids, tf.float32)
-    return beam_search(markov_step_fn(tables), initial_state(table_ids), tf.shape(table_ids)[0],
+    step_fn = markov_step_fn(tables)
+    if compact:
+        step_fn = compact_step_fn(step_fn, seen)
+    return beam_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
                        beam_size=beam_size, max_length=max_length, start_id=START, end_id=END,
-                       alpha=alpha, attention_size=2, pad_id=PAD, **kwargs)
+                       alpha=alpha, attention_size=2, pad_id=PAD, compact=compact, **kwargs)
 
 
 def hyp(result, b, k):
@@ -339,3 +354,62 @@ def test_more_beams_than_vocabulary():
     scores = result["scores"][0].numpy()
     assert np.all(np.diff(scores[np.isfinite(scores)]) <= 0)
     check_attention(result)
+
+
+# --- compact: step_fn runs on the live rows only, same results ----------------------------
+
+@pytest.mark.parametrize("ids, beam_size, max_length, alpha, tables", [
+    ([0], 2, 5, 0.0, TABLES), ([1], 2, 6, 1.0, TABLES), ([2], 2, 3, 0.0, TABLES),
+    ([2, 0, 1], 3, 5, 0.5, TABLES), ([0], 7, 4, 0.0, TABLES),  # more beams than vocabulary
+    ([0], 3, 4, 0.0, table({START: {END: 1.0}})[None]),  # dead beams
+])
+def test_compact_equals_full(ids, beam_size, max_length, alpha, tables):
+    full = decode(ids, beam_size, max_length, alpha, tables=tables)
+    compact = decode(ids, beam_size, max_length, alpha, tables=tables, compact=True)
+    for key in full:
+        got, want = compact[key].numpy(), full[key].numpy()
+        if key == "attention":  # dead beams (score -inf) carry no attention either way
+            alive = np.isfinite(full["scores"].numpy())
+            got, want = got[alive], want[alive]
+        np.testing.assert_array_equal(got, want, key)
+    check_attention(compact)
+
+
+def test_compact_feeds_only_live_rows():
+    # FROZEN, beam 2: step 0 extends beam 0 only; [end] finishes at step 1 and is never fed again
+    seen = []
+    result = decode([2], beam_size=2, max_length=4, compact=True, seen=seen)
+    assert seen[0] == [0]
+    assert all(len(rows) == 1 for rows in seen[1:]) and len(seen) == 4
+    assert_hyp(result, 0, 0, [END], 0.45, True)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_compact_random_tables_match_python_reference(alpha):
+    rng = np.random.default_rng(11)
+    vocab = 7
+    logits = rng.normal(scale=2.0, size=(4, vocab, vocab))
+    logits[:, :, [PAD, START]] = -np.inf
+    logp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(np.float32)
+    result = decode([0, 1, 2, 3], beam_size=3, max_length=6, alpha=alpha, tables=logp, compact=True)
+    check_attention(result)
+    for b in range(4):
+        for k, (tokens, length, score, total, finished) in enumerate(reference_beam_search(logp[b], 3, 6, alpha)):
+            got = hyp(result, b, k)
+            assert got[0] == tokens and got[1] == length and got[4] == finished
+            assert got[2] == pytest.approx(score, abs=1e-5)
+
+
+def test_compact_inside_tf_function_with_unknown_batch():
+    step_fn = compact_step_fn(markov_step_fn(TABLES))
+
+    def run(table_ids, compact=True):
+        fn = step_fn if compact else markov_step_fn(TABLES)
+        return beam_search(fn, initial_state(table_ids), tf.shape(table_ids)[0], beam_size=2, max_length=5,
+                           start_id=START, end_id=END, alpha=1.0, attention_size=2, compact=compact)
+
+    graph = tf.function(run, input_signature=[tf.TensorSpec([None], tf.float32)])
+    ids = tf.constant([1.0, 2.0, 0.0, 2.0])
+    traced, eager = graph(ids), run(ids, compact=False)
+    for key in eager:
+        np.testing.assert_array_equal(traced[key].numpy(), eager[key].numpy(), key)
