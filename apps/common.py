@@ -142,20 +142,33 @@ def show_missing_model(spec: ModelSpec, purpose: str):
     st.code(spec.train_command, language="bash", wrap_lines=True)
 
 
-def model_or_explain(spec: ModelSpec, purpose: str):
-    """Load `spec`'s model with a spinner; show why not (missing / broken) and return None."""
+def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
+    """Load `spec`'s model with a spinner; show why not (missing / broken / wrong kind) and return None.
+
+    `kinds`: class names the page can use (e.g. ``("VQAModel",)``); a loadable file holding
+    another kind of model is refused with a message naming both.
+    """
     path = spec.path
     if not path.is_file():
         show_missing_model(spec, purpose)
         return None
     try:
         with st.spinner(f"Loading {spec.title} ({display_path(path)}); the first time also starts TensorFlow ..."):
-            return load_model(path)
+            loaded = load_model(path)
     except ModelLoadError as exc:
         st.error(f"The model file `{display_path(path)}` is there but cannot be loaded: {exc.detail}",
                  icon=":material/error:")
         st.code(spec.train_command, language="bash", wrap_lines=True)
         return None
+    holds = type(loaded[0]).__name__
+    if kinds and holds not in kinds:
+        st.error(f"The model file `{display_path(path)}` is a model of class `{holds}`; this page needs "
+                 f"{' or '.join(f'`{k}`' for k in kinds)} {purpose}. Point `{spec.env_var}` at the right "
+                 f"file, or train one:",
+                 icon=":material/error:")
+        st.code(spec.train_command, language="bash", wrap_lines=True)
+        return None
+    return loaded
 
 
 def model_card(path):
@@ -253,6 +266,20 @@ def resize_for_display(image: Image.Image, max_side: int) -> np.ndarray:
     return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
+def enlarge_for_display(image: Image.Image, min_side: int, max_side: int) -> np.ndarray:
+    """RGB uint8 array of `image` scaled so its longer side lies in [min_side, max_side].
+
+    Small images (easy-VQA's 64x64 shapes, generated video frames) are scaled up with
+    nearest-neighbour sampling by a whole factor, so their pixels stay crisp.
+    """
+    w, h = image.size
+    longest = max(w, h)
+    if longest < min_side:
+        factor = max(1, min(-(-min_side // longest), max_side // longest))  # ceil(min/longest), capped
+        image = image.resize((w * factor, h * factor), Image.NEAREST)
+    return resize_for_display(image, max_side)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
@@ -302,3 +329,9 @@ def show_model_card(spec: ModelSpec):
     if metrics:
         st.markdown(f"Metrics (from `{display_path(spec.path.with_suffix('.json'))}`):")
         st.json(metrics, expanded=2)
+
+
+def model_card_expander(spec: ModelSpec, expanded=False):
+    """How the loaded model was made and what it scored, folded away under the results."""
+    with st.expander(f"About this model: {spec.title}", expanded=expanded, icon=":material/info:"):
+        show_model_card(spec)

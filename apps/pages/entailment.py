@@ -1,21 +1,116 @@
 """Entailment page: premise and hypothesis in, NEUTRAL / ENTAILMENT / CONTRADICTION out.
 
-Until `assets/models/sick_entailment.keras` exists this page says which command trains it;
-the classification view is written with that model (issue 5).
+The model is the bundled SICK classifier (ESIM-lite: attention between the two sentences),
+or the file named by CAPTIONER_ENTAIL_MODEL. The page shows the label, the three
+probabilities, and the hypothesis-over-premise attention as a heat map.
 """
 
+import io
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import common
 
 SPEC = common.MODELS["entail"]
+EXAMPLES = [  # SICK-style pairs (short, everyday scenes), one per label and a few harder ones
+    ("A man is playing a guitar", "A man is not playing a guitar"),
+    ("A man is playing a guitar", "A person is playing an instrument"),
+    ("A man is playing a guitar", "A man is singing to a crowd"),
+    ("Two dogs are running through a field", "Two dogs are sleeping in a field"),
+    ("A woman is slicing an onion", "An onion is being cut by a woman"),
+    ("A boy is riding a bike in the park", "A child is outdoors"),
+]
+MAX_CHARS = 500
+
+
+def use_example():
+    """Copy the picked example pair into the two text boxes (the user can then edit them)."""
+    picked = st.session_state.get("entail_example")
+    if picked is not None:
+        st.session_state["entail_premise"], st.session_state["entail_hypothesis"] = EXAMPLES[picked]
+
+
+def attention_png(premise_tokens, hypothesis_tokens, weights):
+    """PNG bytes: the hypothesis-over-premise attention, premise along the top, hypothesis down the side."""
+    from captioner.visualize.alignment_heatmap import alignment_figure
+
+    fig = alignment_figure(premise_tokens, hypothesis_tokens, weights)
+    ax = fig.axes[0]
+    ax.set_xlabel("premise")
+    ax.set_ylabel("hypothesis")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+    return buf.getvalue()
+
 
 st.title("Does the premise entail the hypothesis?")
 st.caption("Premise and hypothesis encoders with attention between them and a 3-way classifier "
-           "(NEUTRAL / ENTAILMENT / CONTRADICTION), trained on SICK.")
+           "(NEUTRAL / ENTAILMENT / CONTRADICTION), trained on SICK: short sentences about everyday scenes.")
 
-loaded = common.model_or_explain(SPEC, "to classify sentence pairs")
+st.session_state.setdefault("entail_premise", EXAMPLES[0][0])
+st.session_state.setdefault("entail_hypothesis", EXAMPLES[0][1])
+st.selectbox("Example pairs", range(len(EXAMPLES)), index=None, key="entail_example", on_change=use_example,
+             format_func=lambda i: f"{EXAMPLES[i][0]}  →  {EXAMPLES[i][1]}", placeholder="pick one to try it")
+p_col, h_col = st.columns(2)
+with p_col:
+    premise = st.text_area("Premise", key="entail_premise", max_chars=MAX_CHARS, height=80)
+with h_col:
+    hypothesis = st.text_area("Hypothesis", key="entail_hypothesis", max_chars=MAX_CHARS, height=80)
+
+loaded = common.model_or_explain(SPEC, "to classify sentence pairs", kinds=("EntailmentClassifier",))
 if loaded is None:
     st.stop()
-common.show_model_card(SPEC)
-st.info("The classification view of this model comes with the entailment model's code (issue 5).")
+model, model_lock = loaded
+
+from captioner.errors import InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
+
+premise, hypothesis = (premise or "").strip(), (hypothesis or "").strip()
+empty = [name for name, text in (("premise", premise), ("hypothesis", hypothesis)) if not text]
+if empty:
+    st.info(f"Type a {' and a '.join(empty)}.")
+    st.stop()
+
+try:
+    with st.spinner("Classifying ..."), model_lock:
+        result = model.entail([premise], [hypothesis])[0]
+except InputError as exc:
+    st.error(f"Cannot classify this pair: {exc}. Type sentences with words in them.", icon=":material/error:")
+    st.stop()
+except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
+    st.error(f"The model failed on this pair: {type(exc).__name__}: {exc}", icon=":material/error:")
+    st.stop()
+
+# ----------------------------------------------------------------------------- label and probabilities
+probabilities = dict(result.probabilities)  # {label: probability}, in the model's label order
+st.markdown(f"### {result.label}")
+for col, (label, p) in zip(st.columns(len(probabilities)), probabilities.items()):
+    col.metric(label.capitalize(), f"{p:.1%}")
+chart = pd.DataFrame({"label": list(probabilities), "probability": list(probabilities.values())})
+st.bar_chart(chart, x="label", y="probability", horizontal=True, height=180, sort=False)
+unknown = [w for w in dict.fromkeys(result.premise_tokens + result.hypothesis_tokens) if w not in model.vocabulary]
+if unknown:
+    st.caption("Words the model never saw in training (it reads them as <unk>): "
+               + ", ".join(f"“{w}”" for w in unknown) + ".")
+
+# ----------------------------------------------------------------------------- attention
+st.subheader("Which premise words each hypothesis word attended to")
+heatmap = None
+if result.attention is None or np.size(result.attention) == 0:
+    st.info("This model does not expose its attention between the sentences.")
+else:
+    weights = np.asarray(result.attention, dtype=np.float32)  # (hypothesis words, premise words)
+    heatmap = attention_png(result.premise_tokens, result.hypothesis_tokens, weights)
+    st.caption("Row i is hypothesis word i, column j premise word j; each row sums to 1 (white 1, black 0). "
+               "The classifier compares each word with what it attends to in the other sentence.")
+    heat_col, _ = st.columns([2, 1])
+    with heat_col:
+        st.image(heatmap, caption="hypothesis-over-premise attention", width="content")
+
+report = {"premise": premise, "hypothesis": hypothesis, "model": common.display_path(SPEC.path),
+          "label": result.label, "probabilities": probabilities,
+          "premise_tokens": result.premise_tokens, "hypothesis_tokens": result.hypothesis_tokens,
+          "attention": None if heatmap is None else np.round(result.attention, 5).tolist()}
+common.download_json("Result JSON", report, "entailment.json", key="entail_dl_json")
+common.model_card_expander(SPEC)

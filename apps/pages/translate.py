@@ -1,15 +1,25 @@
 """Translate page: a sentence in, beam hypotheses out, and the source-target alignment.
 
-Two bundled translators (French -> English on Anki/Tatoeba, English -> German on Multi30k);
-until their files exist this page says which command trains them. The translation view is
-written with those models (issue 5).
+Two bundled translators (French -> English on Anki/Tatoeba, English -> German on Multi30k),
+or the files named by CAPTIONER_TRANSLATE_FR_EN_MODEL / CAPTIONER_TRANSLATE_EN_DE_MODEL; the
+user picks among those present, and the page says which command trains a missing one.
 """
 
+import collections
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import common
 
 SPECS = [common.MODELS["translate_fr_en"], common.MODELS["translate_en_de"]]
+EXAMPLES = {  # a sentence the model's training data makes plausible, per model
+    "translate_fr_en": "Je suis très fatigué ce soir.",
+    "translate_en_de": "A man in a blue shirt is riding a bike down the street.",
+}
+MAX_CHARS = 1000
+RESULTS_KEPT = 16
 
 st.title("Translate a sentence")
 st.caption("A bidirectional GRU encoder and an attention decoder (Bahdanau et al. 2015): every target "
@@ -23,7 +33,107 @@ if not available:
 spec = st.radio("Direction", available, format_func=lambda s: s.title, horizontal=True, key="translate_model")
 for missing in (s for s in SPECS if s not in available):
     st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
-if common.model_or_explain(spec, "to translate") is None:
+
+text_key = f"translate_text_{spec.key}"  # one text box per model: switching keeps each one's sentence
+sentence = st.text_area("Sentence", value=EXAMPLES.get(spec.key, ""), key=text_key, max_chars=MAX_CHARS, height=80,
+                        help="One sentence; it is tokenized the way the model's training data was (lower-cased, "
+                             "punctuation kept). Words the model never saw come out as <unk> or are copied "
+                             "from the source by their attention.")
+
+loaded = common.model_or_explain(spec, "to translate", kinds=("Seq2Seq",))
+if loaded is None:
     st.stop()
-common.show_model_card(spec)
-st.info("The translation view of these models comes with the translator's code (issue 5).")
+model, model_lock = loaded
+
+from captioner.visualize.alignment_heatmap import alignment_heatmap  # noqa: E402  (after the inputs: loads TensorFlow)
+
+with st.sidebar:
+    st.header("Decoding")
+    beam_size = st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="translate_beam",
+                          help="How many partial translations are kept at each step; 1 is greedy decoding.")
+    alpha = st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
+                      key="translate_alpha",
+                      help="Hypotheses are ranked by log P / length**alpha: 0 favours short translations, "
+                           "1 is the mean log-probability per word.")
+    max_length = st.slider("Maximum length (words)", 3, 80, min(80, max(3, int(model.max_length))),
+                           key="translate_max_length")
+
+sentence = (sentence or "").strip()
+if not model.source_tokens(sentence):
+    st.info("Type a sentence to translate." if not sentence else
+            f"“{sentence}” has no words the model could read; type a sentence.")
+    st.stop()
+
+model_path = spec.path
+result_key = (sentence, str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
+results = st.session_state.setdefault("translate_results", collections.OrderedDict())
+result = results.get(result_key)
+if result is None:
+    try:
+        with st.spinner("Translating ..."), model_lock:
+            result = model.translate([sentence], beam_size=beam_size, alpha=alpha, max_length=max_length)[0]
+    except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
+        st.error(f"The model failed on this sentence: {type(exc).__name__}: {exc}", icon=":material/error:")
+        st.stop()
+    results[result_key] = result
+    while len(results) > RESULTS_KEPT:
+        results.popitem(last=False)
+
+# ----------------------------------------------------------------------------- translation and hypotheses
+st.markdown(f"### {result.text or '(empty translation)'}")
+m1, m2, m3 = st.columns(3)
+m1.metric("Score", f"{result.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
+m2.metric("Log-probability", f"{result.log_prob:.3f}")
+m3.metric("Words", len(result.tokens))
+notes = []
+if result.truncated:
+    notes.append(f"the sentence is longer than the {model.max_source_length} words the model reads; "
+                 "only the first ones were translated")
+if not result.finished:
+    notes.append(f"the translation reached the maximum length ({max_length} words) before the model ended it")
+if result.replaced_unk:
+    notes.append(f"{result.replaced_unk} unknown output word(s) were replaced by the source word they attend to most")
+unknown = [w for w in result.source_tokens if w not in model.source_vocabulary]
+if unknown:
+    notes.append("the model does not know " + ", ".join(f"“{w}”" for w in unknown))
+for note in notes:
+    st.caption(note[0].upper() + note[1:] + ".")
+
+st.markdown("**Beam hypotheses**")
+st.table(pd.DataFrame({"rank": range(1, len(result.hypotheses) + 1),
+                       "translation": [t for t, _ in result.hypotheses],
+                       "score": [f"{s:.3f}" for _, s in result.hypotheses]}), hide_index=True)
+
+# ----------------------------------------------------------------------------- alignment
+st.subheader("Alignment: which source words each target word attended to")
+labels = result.attention_labels
+heatmap = None
+if result.attention is None:
+    st.info(f"This model ({model.kind}) has no attention, so there is no alignment to draw.")
+else:
+    attention = np.asarray(result.attention, dtype=np.float32)  # (steps, source words)
+    labels = labels[: attention.shape[0]]
+    heatmap = alignment_heatmap(result.source_tokens, labels, attention)
+    st.caption("Row i is target word i, column j source word j; white is weight 1, black 0 (as in Bahdanau "
+               "et al. 2015, figure 3).")
+    heat_col, _ = st.columns([3, 1])
+    with heat_col:
+        st.image(heatmap, caption=f"alignment of “{result.text}”", width="content")
+
+report = {
+    "source": sentence, "model": common.display_path(model_path),
+    "settings": {"beam_size": beam_size, "alpha": alpha, "max_length": max_length},
+    "translation": result.text, "tokens": result.tokens, "source_tokens": result.source_tokens,
+    "score": result.score, "log_prob": result.log_prob,
+    "hypotheses": [{"translation": t, "score": s} for t, s in result.hypotheses],
+    "attention": None if result.attention is None else
+    {"rows": labels, "columns": result.source_tokens, "weights": np.round(result.attention, 5).tolist()},
+}
+d1, d2, _ = st.columns([1, 1, 2])
+with d1:
+    common.download_json("Translation JSON", report, "translation.json", key="translate_dl_json")
+if heatmap is not None:
+    with d2:
+        st.download_button("Alignment PNG", heatmap, file_name="alignment.png", mime="image/png",
+                           key="translate_dl_png", icon=":material/download:", on_click="ignore")
+common.model_card_expander(spec)

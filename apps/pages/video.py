@@ -1,18 +1,76 @@
-"""Video page: upload a clip, see sampled frames, the caption or activity label, attention over frames.
+"""Video page: upload a clip, see the sampled frames, the caption or activity label, attention over frames.
 
-Two bundled models (a video captioner and an activity classifier); until their files exist
-this page says which commands train them. The video view is written with those models (issue 7).
+Two bundled models (a video captioner with attention over the frames, and an LRCN activity
+classifier), or the files named by CAPTIONER_VIDEO_CAPTION_MODEL / CAPTIONER_VIDEO_CLASSIFY_MODEL;
+the user picks among those present. Uploads are written only into a
+`tempfile.TemporaryDirectory` (OpenCV reads files, not bytes) that is removed at once.
+Sample clips (generated, like the models' training data) are in assets/samples/video/.
 """
 
+import collections
+import io
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import common
 
 SPECS = [common.MODELS["video_caption"], common.MODELS["video_classify"]]
+SAMPLES_DIR = common.SAMPLES_DIR / "video"
+VIDEO_EXTENSIONS = (".mp4", ".avi", ".webm", ".gif", ".mov", ".mkv", ".m4v", ".mpg", ".mpeg", ".ogv")
+# MIME types and extensions together: the browser's file dialog offers them, and Streamlit
+# leaves the content check to the page (OpenCV decides what is a readable video).
+VIDEO_TYPES = ["video/mp4", "video/webm", "video/x-msvideo", "video/avi", "video/quicktime", "video/x-matroska",
+               "video/ogg", "video/mpeg", "image/gif", *VIDEO_EXTENSIONS]
+PLAYABLE = {".mp4": "video/mp4", ".m4v": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg",
+            ".mov": "video/quicktime"}  # what a browser may play; AVI and MKV it will not
+RESULTS_KEPT = 8
+
+
+def frame_label(i, index, timestamp):
+    return f"{i + 1}: frame {index}, {timestamp:.2f} s"
+
+
+def weighted_frame(frame, weight, peak):
+    """The frame dimmed where the model looked little: brightness 0.25 + 0.75 * weight / peak."""
+    scale = 0.25 + 0.75 * (weight / peak if peak > 0 else 0.0)
+    return np.clip(frame.astype(np.float32) * scale, 0, 255).astype(np.uint8)
+
+
+def words_by_frames_png(frame_labels, word_labels, weights):
+    """PNG bytes: attention over the sampled frames (columns) for each word (rows)."""
+    from captioner.visualize.alignment_heatmap import alignment_figure
+
+    fig = alignment_figure(frame_labels, word_labels, weights, cell_inches=0.42)
+    ax = fig.axes[0]
+    ax.set_xlabel("sampled frame")
+    ax.set_ylabel("word (generated)")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+    return buf.getvalue()
+
+
+def describe_clip(model, lock, name, data, beam):
+    """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed."""
+    suffix = Path(name).suffix.lower()
+    suffix = suffix if suffix.isascii() and suffix[1:].isalnum() and len(suffix) <= 6 else ".bin"
+    with tempfile.TemporaryDirectory(prefix="captioner_app_") as tmp:
+        path = Path(tmp) / f"upload{suffix}"
+        path.write_bytes(data)
+        with lock:
+            if beam is None:
+                return model.describe(str(path))
+            return model.describe(str(path), beam_size=beam[0], alpha=beam[1])
+
 
 st.title("Caption or classify a video clip")
-st.caption("Per-frame CNN features, an LSTM over the frames, then a caption decoder with attention "
-           "over the frames (s0 = h_T) or an activity label softmax.")
+st.caption("Per-frame EfficientNet-Lite0 features, an LSTM over the frames, then a caption decoder with "
+           "attention over the frames (s0 = h_T) or an activity label softmax. The bundled models were "
+           "trained on generated clips: one coloured shape (circle, square, triangle) that moves left, "
+           "right, up, down, grows, shrinks or bounces.")
 
 available = [spec for spec in SPECS if spec.path.is_file()]
 if not available:
@@ -22,7 +80,138 @@ if not available:
 spec = st.radio("Model", available, format_func=lambda s: s.title, horizontal=True, key="video_model")
 for missing in (s for s in SPECS if s not in available):
     st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
-if common.model_or_explain(spec, "for video clips") is None:
+
+samples = sorted(p for p in SAMPLES_DIR.glob("*") if p.suffix.lower() in VIDEO_EXTENSIONS) \
+    if SAMPLES_DIR.is_dir() else []
+upload_col, sample_col = st.columns([3, 2])
+with upload_col:
+    uploaded = st.file_uploader(f"Upload a clip (MP4, AVI, WebM or GIF; up to {common.MAX_UPLOAD_MB} MB)",
+                                type=VIDEO_TYPES, key="video_upload", max_upload_size=common.MAX_UPLOAD_MB)
+    upload = common.read_upload(uploaded)
+with sample_col:
+    sample_name = st.selectbox("... or pick a generated sample clip", [p.name for p in samples], key="video_sample",
+                               disabled=bool(upload), placeholder="no samples in assets/samples/video/")
+
+loaded = common.model_or_explain(spec, "for video clips", kinds=("VideoCaptioner", "VideoClassifier"))
+if loaded is None:
     st.stop()
-common.show_model_card(spec)
-st.info("The clip view of these models comes with the video models' code (issue 7).")
+model, model_lock = loaded
+is_captioner = type(model).__name__ == "VideoCaptioner"
+
+from captioner.errors import ImageError, InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
+
+beam = None
+if is_captioner:
+    with st.sidebar:
+        st.header("Decoding")
+        beam = (st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="video_beam",
+                          help="How many partial captions are kept at each step; 1 is greedy decoding."),
+                st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
+                          key="video_alpha", help="Hypotheses are ranked by log P / length**alpha."))
+
+if upload == common.REFUSED:
+    st.stop()
+if upload:
+    source_name, data = upload
+elif sample_name:
+    source_name = sample_name
+    data = (SAMPLES_DIR / sample_name).read_bytes()
+else:
+    st.info("Upload a clip to describe it.")
+    st.stop()
+
+model_path = spec.path
+result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam)
+results = st.session_state.setdefault("video_results", collections.OrderedDict())
+result = results.get(result_key)
+if result is None:
+    try:
+        with st.spinner(f"Sampling frames of `{source_name}` and running the model ..."):
+            result = describe_clip(model, model_lock, source_name, data, beam)
+    except (ImageError, InputError) as exc:
+        reason = getattr(exc, "reason", None) or str(exc)
+        st.error(f"Cannot read `{source_name}` as a video: {reason}.", icon=":material/broken_image:")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
+        st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
+        st.stop()
+    results[result_key] = result
+    while len(results) > RESULTS_KEPT:
+        results.popitem(last=False)
+
+frames = np.asarray(result.frames)  # (k, H, W, 3) uint8: the sampled frames at the model's input size
+labels = [frame_label(i, int(ix), float(ts)) for i, (ix, ts) in enumerate(zip(result.frame_indices, result.timestamps))]
+short_labels = [f"{i + 1} ({float(ts):.2f} s)" for i, ts in enumerate(result.timestamps)]
+
+# ----------------------------------------------------------------------------- the clip and the result
+clip_col, text_col = st.columns([2, 3])
+with clip_col:
+    suffix = Path(source_name).suffix.lower()
+    if suffix == ".gif":
+        st.image(data, caption=source_name, width="stretch")
+    elif suffix in PLAYABLE:
+        st.video(data, format=PLAYABLE[suffix], loop=True)
+        st.caption(source_name)
+    else:
+        st.image(frames[0], caption=f"{source_name} (first sampled frame; browsers do not play {suffix or 'this'} files)",
+                 width="stretch")
+with text_col:
+    if is_captioner:
+        st.markdown(f"### {result.text or '(empty caption)'}")
+        m1, m2, m3 = st.columns(3)
+        m1.metric("Score", f"{result.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
+        m2.metric("Log-probability", f"{result.log_prob:.3f}")
+        m3.metric("Sampled frames", len(frames))
+        st.markdown("**Beam hypotheses**")
+        st.table(pd.DataFrame({"rank": range(1, len(result.hypotheses) + 1),
+                               "caption": [t for t, _ in result.hypotheses],
+                               "score": [f"{s:.3f}" for _, s in result.hypotheses]}), hide_index=True)
+    else:
+        st.markdown(f"### {result.label}")
+        m1, m2 = st.columns(2)
+        m1.metric("Probability", f"{result.probability:.1%}")
+        m2.metric("Sampled frames", len(frames))
+        chart = pd.DataFrame({"activity": list(result.probabilities), "probability": list(result.probabilities.values())})
+        st.bar_chart(chart, x="activity", y="probability", horizontal=True, height=260, sort="-probability")
+
+# ----------------------------------------------------------------------------- frames and attention
+if is_captioner:
+    words = list(result.tokens)
+    weights = np.asarray(result.attention, dtype=np.float32)  # (steps, k): per word, then <end> if reached
+    word_labels = (words + ["<end>"])[: weights.shape[0]]
+    st.subheader("Which frames the model looked at, word by word")
+    step = st.select_slider("Step through the words", options=list(range(len(word_labels))),
+                            format_func=lambda i: f"{i + 1}. {word_labels[i]}",
+                            key=f"video_word_{common.digest(repr(result_key).encode())[:10]}")
+    st.markdown(" ".join(f":orange-background[**{w}**]" if i == step else w for i, w in enumerate(word_labels)))
+    row = weights[step]
+    for col, frame, w, label in zip(st.columns(len(frames)), frames, row, labels):
+        with col:
+            st.image(weighted_frame(frame, w, row.max()), caption=f"{label}: {w:.0%}", width="stretch")
+    st.caption("Each frame is dimmed by how little attention it got for the chosen word; the percentage is "
+               "its attention weight (the weights of one word sum to 100%).")
+    heatmap = words_by_frames_png(short_labels, word_labels, weights)
+    heat_col, _ = st.columns([3, 2])
+    with heat_col:
+        st.image(heatmap, caption="attention over the sampled frames: one row per word", width="content")
+else:
+    heatmap = None
+    st.subheader("The sampled frames")
+    label_index = list(model.class_names).index(result.label)
+    per_frame = np.asarray(result.frame_probabilities, dtype=np.float32)[:, label_index]  # (k,)
+    for col, frame, p, label in zip(st.columns(len(frames)), frames, per_frame, labels):
+        with col:
+            st.image(frame, caption=f"{label}; P({result.label}) so far {p:.0%}", width="stretch")
+    st.caption(f"The LSTM reads the frames in order; “so far” is its probability of {result.label} after each "
+               "frame (the label comes from the last).")
+
+report = {"model": common.display_path(model_path), **result.to_json()}
+report["source"] = source_name
+d1, d2, _ = st.columns([1, 1, 2])
+with d1:
+    common.download_json("Result JSON", report, f"{common.safe_stem(source_name)}_video.json", key="video_dl_json")
+if heatmap is not None:
+    with d2:
+        st.download_button("Attention PNG", heatmap, file_name=f"{common.safe_stem(source_name)}_attention.png",
+                           mime="image/png", key="video_dl_png", icon=":material/download:", on_click="ignore")
+common.model_card_expander(spec)

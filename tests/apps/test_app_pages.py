@@ -185,19 +185,14 @@ def test_pages_without_models_say_which_command_trains_them(app_env, page):
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
-def test_pages_with_a_model_load_it_and_show_how_it_was_made(app_env, page, monkeypatch, tmp_path):
-    """Any loadable .keras file stands in for the page's model here; its card JSON is shown."""
-    import json
-    import shutil
-
+def test_pages_refuse_a_model_of_another_kind(app_env, page, monkeypatch):
+    """A loadable .keras file of the wrong task (here the tiny captioner) is named as such, not used."""
     var = next(iter(PAGES[page]))
-    model = tmp_path / "stand_in.keras"
-    shutil.copy(app_env[0], model)
-    (tmp_path / "stand_in.json").write_text(json.dumps({"command": "captioner train stand-in --seed 7",
-                                                         "dev_metrics": {"accuracy": 0.5}}))
-    monkeypatch.setenv(var, str(model))
+    monkeypatch.setenv(var, str(app_env[0]))
     at = run_app()
     at.switch_page(page).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("is loaded" in s.value for s in at.success)
-    assert any(c.value == "captioner train stand-in --seed 7" for c in at.code)
+    assert not at.exception, [e.message for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "is a model of class `ImageCaptioner`; this page needs" in errors[0] and var in errors[0], errors
+    command, model_out = PAGES[page][var]
+    assert any(command in c.value and f"--model-out {model_out}" in c.value for c in at.code)

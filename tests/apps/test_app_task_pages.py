@@ -1,0 +1,307 @@
+"""AppTest runs of the VQA, Translate, Entailment and Video pages on the real bundled models.
+
+Each model is small (it loads in about a second) and answers in a second or two, so these
+run with the fast tests; a test is skipped, with the reason, where its bundled model is absent.
+The Caption page is pointed at an absent file so the app's first (default) page stops at once.
+"""
+
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+
+from app_support import APP, REPO_ROOT, common
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+TIMEOUT = 300  # the first run in a process imports TensorFlow and loads the model; the machine may be busy
+MODELS = REPO_ROOT / "assets" / "models"
+SAMPLES = REPO_ROOT / "assets" / "samples"
+
+
+@pytest.fixture
+def bundled_env(monkeypatch, tmp_path):
+    """Every task page on its bundled model (no env overrides); the Caption page on an absent file."""
+    monkeypatch.setenv("CAPTIONER_CAPTION_MODEL", str(tmp_path / "absent" / "caption.keras"))
+    for key, spec in common.MODELS.items():
+        if key != "caption":
+            monkeypatch.delenv(spec.env_var, raising=False)
+
+
+def needs(*names):
+    missing = [n for n in names if not (MODELS / n).is_file()]
+    return pytest.mark.skipif(bool(missing), reason=f"bundled model(s) absent: {', '.join(missing)}")
+
+
+def open_page(page):
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def headings(at):
+    return [m.value[4:] for m in at.markdown if m.value.startswith("### ")]
+
+
+def percent(text):
+    return float(text.rstrip("%")) / 100.0
+
+
+def no_errors(at):
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def assert_model_card(at, model_file):
+    """The folded "About this model" box names the model's card JSON."""
+    assert any(e.label.startswith("About this model") for e in at.expander)
+    assert any(f"assets/models/{model_file.replace('.keras', '.json')}" in m.value for m in at.markdown)
+
+
+# ----------------------------------------------------------------------------- VQA
+
+def easy_vqa_questions():
+    return json.loads((SAMPLES / "easy_vqa" / "questions.json").read_text())
+
+
+@needs("easy_vqa.keras")
+def test_vqa_page_answers_easy_vqa_questions_with_attention_per_hop(bundled_env):
+    at = open_page("pages/vqa.py")
+    no_errors(at)
+    sample = at.selectbox(key="vqa_sample").value
+    pairs = easy_vqa_questions()[sample]
+    question, truth = pairs[0]
+    assert at.text_input(key="vqa_question").value == question  # the first suggestion is asked at once
+    assert headings(at) == [truth]
+    assert [m.value for m in at.metric][1] == truth  # easy-VQA's own answer, shown beside the model's
+    top = at.table[0].value
+    assert list(top.columns) == ["rank", "answer", "probability"] and len(top) == 5
+    probs = [percent(p) for p in top["probability"]]
+    assert probs == sorted(probs, reverse=True) and 0.5 < probs[0] <= 1.0 and sum(probs) <= 1.0 + 1e-3
+    assert top["answer"][0] == truth
+    captions = [img.captions[0] for img in at.image]
+    assert captions[0] == sample
+    assert [c.split(":")[0] for c in captions[1:]] == ["hop 1", "hop 2"]  # one overlay per attention hop
+    assert_model_card(at, "easy_vqa.keras")
+
+    # a suggested question fills the box and is answered; another sample image is answered too
+    other_q, other_truth = next((q, a) for q, a in pairs if a != truth)
+    at.selectbox(key="vqa_suggestion").set_value(other_q).run()
+    no_errors(at)
+    assert at.text_input(key="vqa_question").value == other_q and headings(at) == [other_truth]
+    other_sample = next(s for s in at.selectbox(key="vqa_sample").options if s != sample)
+    at.selectbox(key="vqa_sample").set_value(other_sample).run()
+    at.text_input(key="vqa_question").set_value("what shape is in the image?").run()
+    no_errors(at)
+    assert at.image[0].captions[0] == other_sample
+    assert headings(at)[0] in {"circle", "rectangle", "triangle"}
+
+
+@needs("easy_vqa.keras")
+def test_vqa_page_uploaded_image_unknown_words_and_empty_question(bundled_env):
+    from PIL import Image
+
+    buf = io.BytesIO()
+    shape = Image.new("RGB", (64, 64), (255, 255, 255))
+    shape.paste((0, 0, 255), (16, 16, 48, 48))  # a blue square on white, as easy-VQA draws rectangles
+    shape.save(buf, format="PNG")
+    at = open_page("pages/vqa.py")
+    at.file_uploader[0].upload("my shape.png", buf.getvalue(), "image/png").run()
+    at.text_input(key="vqa_question").set_value("what color is the shape?").run()
+    no_errors(at)
+    assert at.image[0].captions[0] == "my shape.png" and at.selectbox(key="vqa_sample").disabled
+    assert headings(at) == ["blue"]
+    assert len(at.image) == 3  # the image and two hops
+    at.text_input(key="vqa_question").set_value("what colour is the blob?").run()
+    no_errors(at)
+    assert any("“colour”" in w.value and "“blob”" in w.value for w in at.warning)
+    at.text_input(key="vqa_question").set_value("?!").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "has no words" in at.error[0].value
+    at.text_input(key="vqa_question").set_value("   ").run()
+    assert not at.exception and not at.error and not headings(at)
+    assert any("Type a question" in i.value for i in at.info)
+
+
+@needs("easy_vqa.keras")
+@pytest.mark.parametrize("name,data,message", [
+    ("notes.png", b"these are my notes, not a picture\n", "not an image file"),
+    ("empty.png", b"", "is empty"),
+])
+def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message):
+    at = open_page("pages/vqa.py")
+    at.file_uploader[0].set_value((name, data, "image/png")).run()
+    assert not at.exception, [e.message for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and name in errors[0] and message in errors[0], errors
+    assert not headings(at) and not at.image
+
+
+# ----------------------------------------------------------------------------- Translate
+
+@needs("multi30k_en_de.keras")
+def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
+    at = open_page("pages/translate.py")
+    no_errors(at)
+    [translation] = headings(at)
+    assert translation and translation != "(empty translation)"
+    assert {"ein", "mann"} <= set(translation.split())  # "A man in a blue shirt ..." in German
+    hyps = at.table[0].value
+    assert list(hyps.columns) == ["rank", "translation", "score"] and len(hyps) == 5  # the model's beam width
+    scores = [float(s) for s in hyps["score"]]
+    assert scores == sorted(scores, reverse=True) and hyps["translation"][0] == translation
+    assert [img.captions[0] for img in at.image] == [f"alignment of “{translation}”"]
+    [result] = at.session_state["translate_results"].values()
+    rows = np.asarray(result.attention)
+    assert rows.shape == (len(result.attention_labels), len(result.source_tokens))
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-4)  # each target word's alignment sums to 1
+    assert [b.label for b in at.get("download_button")] == ["Translation JSON", "Alignment PNG"]
+    assert_model_card(at, "multi30k_en_de.keras")
+
+    at.slider(key="translate_beam").set_value(1).run()
+    no_errors(at)
+    assert len(at.table[0].value) == 1  # greedy: one hypothesis
+    at.text_area[0].set_value("A dog runs through the grass.").run()
+    no_errors(at)
+    assert "hund" in headings(at)[0].split()
+
+
+@needs("multi30k_en_de.keras")
+def test_translate_page_unknown_words_and_empty_input(bundled_env):
+    at = open_page("pages/translate.py")
+    at.text_area[0].set_value("A man plays the zzqxv.").run()
+    no_errors(at)
+    assert any("does not know “zzqxv”" in c.value for c in at.caption)
+    assert "zzqxv" in headings(at)[0]  # an <unk> output copies the source word it attends to
+    for text in ("", "   "):
+        at.text_area[0].set_value(text).run()
+        assert not at.exception and not at.error and not headings(at) and not at.image
+        assert [i.value for i in at.info] == ["Type a sentence to translate."]
+
+
+@needs("multi30k_en_de.keras")
+def test_translate_page_lists_every_translator_present(bundled_env, monkeypatch, tmp_path):
+    """With both files present the user picks the direction; here a link to the en-de file stands in for fr-en."""
+    stand_in = tmp_path / "anki_fr_en.keras"
+    stand_in.symlink_to(MODELS / "multi30k_en_de.keras")
+    monkeypatch.setenv("CAPTIONER_TRANSLATE_FR_EN_MODEL", str(stand_in))
+    at = open_page("pages/translate.py")
+    no_errors(at)
+    radio = at.radio(key="translate_model")
+    assert radio.options == ["French -> English (Anki/Tatoeba)", "English -> German (Multi30k)"]
+    assert not any("not trained yet" in c.value for c in at.caption)
+    at.text_area[0].set_value("Un homme.").run()
+    no_errors(at)
+    assert headings(at)
+
+
+# ----------------------------------------------------------------------------- Entailment
+
+@needs("sick_entailment.keras")
+def test_entailment_page_label_probabilities_and_attention(bundled_env):
+    at = open_page("pages/entailment.py")
+    no_errors(at)
+    assert at.text_area(key="entail_premise").value == "A man is playing a guitar"
+    assert at.text_area(key="entail_hypothesis").value == "A man is not playing a guitar"
+    [label] = headings(at)
+    assert label == "CONTRADICTION"  # a negated copy of the premise
+    probs = {m.label: percent(m.value) for m in at.metric}
+    assert set(probs) == {"Neutral", "Entailment", "Contradiction"}
+    assert abs(sum(probs.values()) - 1.0) < 0.002 and max(probs, key=probs.get) == "Contradiction"
+    assert len(at.get("vega_lite_chart")) == 1  # the probability bar chart
+    assert [img.captions[0] for img in at.image] == ["hypothesis-over-premise attention"]
+    assert_model_card(at, "sick_entailment.keras")
+
+    at.selectbox(key="entail_example").set_value(4).run()  # a passive paraphrase
+    no_errors(at)
+    assert at.text_area(key="entail_premise").value == "A woman is slicing an onion"
+    assert headings(at) == ["ENTAILMENT"]
+
+
+@needs("sick_entailment.keras")
+def test_entailment_page_bad_input(bundled_env):
+    at = open_page("pages/entailment.py")
+    at.text_area(key="entail_hypothesis").set_value("?!").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "the hypothesis has no words" in at.error[0].value
+    assert not headings(at) and not at.image
+    at.text_area(key="entail_premise").set_value("").run()
+    at.text_area(key="entail_hypothesis").set_value("").run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == ["Type a premise and a hypothesis."]
+
+
+# ----------------------------------------------------------------------------- Video
+
+def sample_clips():
+    return sorted(p.name for p in (SAMPLES / "video").glob("*.webm"))
+
+
+@needs("video_caption.keras")
+def test_video_page_caption_with_attention_over_frames(bundled_env):
+    at = open_page("pages/video.py")
+    no_errors(at)
+    sample = at.selectbox(key="video_sample").value
+    assert sample == sample_clips()[0] == "a_blue_square_grows.webm"
+    [caption] = headings(at)
+    assert {"blue", "square"} <= set(caption.split()), caption
+    hyps = at.table[0].value
+    assert list(hyps.columns) == ["rank", "caption", "score"] and hyps["caption"][0] == caption
+    captions = [img.captions[0] for img in at.image]
+    frames, heatmap = captions[:-1], captions[-1]
+    assert len(frames) == 8 and heatmap == "attention over the sampled frames: one row per word"
+    weights = [float(re.search(r": (\d+)%$", c).group(1)) for c in frames]
+    assert abs(sum(weights) - 100) <= len(weights)  # one word's weights over the frames, rounded to 1%
+    assert all(re.match(r"\d+: frame \d+, \d+\.\d\d s: \d+%$", c) for c in frames), frames
+    [result] = at.session_state["video_results"].values()
+    np.testing.assert_allclose(np.asarray(result.attention).sum(axis=1), 1.0, atol=1e-4)
+    at.select_slider[0].set_value(2).run()  # the third word
+    no_errors(at)
+    assert any(f":orange-background[**{caption.split()[2]}**]" in m.value for m in at.markdown)
+    assert_model_card(at, "video_caption.keras")
+
+
+@needs("video_classify.keras")
+def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
+    from PIL import Image
+
+    from captioner.data.synthetic_video import render_clip
+
+    at = open_page("pages/video.py")
+    at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
+    no_errors(at)
+    assert headings(at) == ["Grow"]  # a_blue_square_grows.webm
+    assert percent(at.metric[0].value) > 0.5
+    assert len(at.get("vega_lite_chart")) == 1  # the probabilities of every activity
+    frames = [img.captions[0] for img in at.image]
+    assert len(frames) == 8 and all("P(Grow) so far" in c for c in frames)
+
+    clip = render_clip("left", "green", "triangle", np.random.default_rng(7), num_frames=12, size=64)
+    gif = io.BytesIO()
+    images = [Image.fromarray(f) for f in clip]
+    images[0].save(gif, format="GIF", save_all=True, append_images=images[1:], duration=80, loop=0)
+    at.file_uploader[0].set_value(("my clip.gif", gif.getvalue(), "image/gif")).run()
+    no_errors(at)
+    assert at.selectbox(key="video_sample").disabled
+    assert headings(at) == ["MoveLeft"]
+    assert at.image[0].captions[0] == "my clip.gif"  # a GIF is shown as itself
+
+
+@needs("video_classify.keras")
+@pytest.mark.parametrize("name,data,message", [
+    ("notes.mp4", b"these are my notes, not a video\n" * 20, "cannot open as a video"),
+    ("empty.avi", b"", "is empty"),
+    ("huge.webm", b"\x1a\x45\xdf\xa3" + b"\x00" * (20 * 2**20), "up to 20 MB"),
+])
+def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, message):
+    at = open_page("pages/video.py")
+    at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
+    at.file_uploader[0].set_value((name, data, "video/mp4")).run()
+    assert not at.exception, [e.message for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and name in errors[0] and message in errors[0], errors
+    assert not headings(at) and not at.image
