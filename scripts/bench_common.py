@@ -12,8 +12,28 @@ DEFAULT_MODEL = os.path.join(ROOT, "assets", "models", "flickr8k_attention.keras
 FLICKR_IMAGES = os.path.join(os.path.dirname(ROOT), "shared", "datasets", "flickr8k", "Images")
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def load_average():
+    """1-minute load average (other processes compete for the cores when it exceeds nproc)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def machine():
-    return f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+    return (f"{platform.machine()}, {os.cpu_count()} cores ({cpu_model()}), "
+            f"{platform.python_implementation()} {platform.python_version()}")
 
 
 def timed(fn, repeats=3, warmup=1):
@@ -35,10 +55,10 @@ def peak_rss_mb():
 def report(name, rows, extra=None, out=None):
     """Print a table of (label, value, unit) rows and write them as JSON."""
     width = max(len(r[0]) for r in rows)
-    print(f"\n{name}  ({machine()})")
+    print(f"\n{name}  ({machine()}; load average {load_average()})")
     for label, value, unit in rows:
         print(f"  {label:<{width}}  {value:>10.3f}  {unit}")
-    data = {"benchmark": name, "machine": machine(), "argv": sys.argv,
+    data = {"benchmark": name, "machine": machine(), "load_average_1min_at_end": load_average(), "argv": sys.argv,
             "results": {label: {"value": value, "unit": unit} for label, value, unit in rows}, **(extra or {})}
     if out:
         from captioner.training.io import write_json

@@ -35,7 +35,7 @@ def add_arguments(p):
     p.add_argument("--alpha", type=float, default=None,
                    help="length penalty: score / length**alpha (default: the model's)")
     p.add_argument("--max-length", type=int, default=None, help="max generated words (default: the model's)")
-    p.add_argument("--batch-size", "-b", type=int, default=16, help="images per model call")
+    p.add_argument("--batch-size", "-b", type=int, default=32, help="images per model call (default 32)")
     p.add_argument("--output", "-o", default=None,
                    help="file to write (appended to and resumed when it exists); default: stdout")
     p.add_argument("--format", choices=("jsonl", "csv"), default=None,

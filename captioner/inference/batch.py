@@ -313,7 +313,7 @@ def _clean(text):
 # ----------------------------------------------------------------------------- engine
 
 
-def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None, batch_size=16,
+def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None, batch_size=32,
                    output=None, fmt=None, attention_dir=None, shard=None, workers=None, prefetch=2,
                    progress=True, retry_errors=False, stream=None):
     """Caption image files with `model` (an ImageCaptioner) and write one row per image.
