@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from captioner.backbones import get_backbone
 from captioner.errors import ImageError
 from captioner.features.images import load_image
+from captioner.features.prefetch import prefetched
 from captioner.features.store import FeatureStore
 
 log = logging.getLogger(__name__)
@@ -98,22 +99,9 @@ def extract_features(paths, output, backbone="efficientnet_lite0", weights="imag
         bar = tqdm(total=len(todo), unit="img", desc="extract", disable=not progress, dynamic_ncols=True)
         start = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            pending = collections.deque()
-
-            def submit(batch):
-                pending.append((batch, [pool.submit(_decode, p, size) for p, _ in batch]))
-
-            for batch in batches[:prefetch]:
-                submit(batch)
-            next_batch = prefetch
-            while pending:
-                batch, futures = pending.popleft()
-                if next_batch < len(batches):
-                    submit(batches[next_batch])
-                    next_batch += 1
+            for batch, results in prefetched(pool, batches, lambda item: _decode(item[0], size), prefetch):
                 arrays, keys = [], []
-                for (path, key), fut in zip(batch, futures):
-                    pixels, error = fut.result()
+                for (path, key), (pixels, error) in zip(batch, results):
                     if error is not None:
                         report.failed.append((path, error))
                         log.warning("skipped %s", error)

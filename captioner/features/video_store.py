@@ -27,6 +27,7 @@ import numpy as np
 
 from captioner.errors import ImageError, InputError
 from captioner.features.hdf5_store import HDF5Store
+from captioner.features.prefetch import prefetched
 
 log = logging.getLogger(__name__)
 
@@ -247,22 +248,10 @@ def extract_video_features(paths, output, backbone="efficientnet_lite0", weights
         bar = tqdm(total=len(todo), unit="clip", desc="extract video", disable=not progress, dynamic_ncols=True)
         start = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            pending = collections.deque()
-
-            def submit(batch):
-                pending.append((batch, [pool.submit(_sample, p, num_frames, fps, size) for p, _ in batch]))
-
-            for batch in batches[:prefetch]:
-                submit(batch)
-            next_batch = prefetch
-            while pending:
-                batch, futures = pending.popleft()
-                if next_batch < len(batches):
-                    submit(batches[next_batch])
-                    next_batch += 1
+            sample = lambda item: _sample(item[0], num_frames, fps, size)  # noqa: E731
+            for batch, results in prefetched(pool, batches, sample, prefetch):
                 clips = []
-                for (path, key), fut in zip(batch, futures):
-                    sampled, error = fut.result()
+                for (path, key), (sampled, error) in zip(batch, results):
                     if error is not None:
                         report.failed.append((path, error))
                         log.warning("skipped %s", error)
