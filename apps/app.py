@@ -1,8 +1,13 @@
 """The captioner app: `make app` (or `streamlit run apps/app.py`) from the repository root.
 
-A multipage Streamlit app, one page per task, each in apps/pages/; helpers shared by the
+A multipage Streamlit app, one page per task, each in apps/task_pages/; helpers shared by the
 pages are in apps/common.py. Models load once per process from assets/models/ (each page
 says which command trains its model when the file is not there).
+
+The folder is not called `pages/`: Streamlit treats a folder of that name beside the main
+script as an old-style multipage app until `st.navigation` runs, so a fresh server first
+opened at a page's URL (/vqa) would run that page without this script (no wide layout, file
+names in the sidebar).
 """
 
 import os
@@ -20,11 +25,11 @@ import streamlit as st  # noqa: E402
 st.set_page_config(page_title="captioner", page_icon=":material/image_search:", layout="wide")
 
 pages = [
-    st.Page(APP_DIR / "pages" / "caption.py", title="Caption", icon=":material/image:", url_path="caption",
+    st.Page(APP_DIR / "task_pages" / "caption.py", title="Caption", icon=":material/image:", url_path="caption",
             default=True),
-    st.Page(APP_DIR / "pages" / "vqa.py", title="VQA", icon=":material/help:", url_path="vqa"),
-    st.Page(APP_DIR / "pages" / "translate.py", title="Translate", icon=":material/translate:", url_path="translate"),
-    st.Page(APP_DIR / "pages" / "entailment.py", title="Entailment", icon=":material/rule:", url_path="entailment"),
-    st.Page(APP_DIR / "pages" / "video.py", title="Video", icon=":material/movie:", url_path="video"),
+    st.Page(APP_DIR / "task_pages" / "vqa.py", title="VQA", icon=":material/help:", url_path="vqa"),
+    st.Page(APP_DIR / "task_pages" / "translate.py", title="Translate", icon=":material/translate:", url_path="translate"),
+    st.Page(APP_DIR / "task_pages" / "entailment.py", title="Entailment", icon=":material/rule:", url_path="entailment"),
+    st.Page(APP_DIR / "task_pages" / "video.py", title="Video", icon=":material/movie:", url_path="video"),
 ]
 st.navigation(pages).run()

@@ -335,3 +335,18 @@ def model_card_expander(spec: ModelSpec, expanded=False):
     """How the loaded model was made and what it scored, folded away under the results."""
     with st.expander(f"About this model: {spec.title}", expanded=expanded, icon=":material/info:"):
         show_model_card(spec)
+
+
+def probability_bars(probabilities: dict, what: str, height=160):
+    """Horizontal bars of {name: probability} on a fixed 0..1 axis, in the dict's order."""
+    import pandas as pd
+
+    data = pd.DataFrame({what: list(probabilities), "probability": [float(v) for v in probabilities.values()]})
+    st.vega_lite_chart(data, {
+        "mark": {"type": "bar", "tooltip": True},
+        "encoding": {
+            "y": {"field": what, "type": "nominal", "sort": None, "title": None},
+            "x": {"field": "probability", "type": "quantitative", "scale": {"domain": [0, 1]},
+                  "axis": {"format": "%", "tickCount": 5}},
+        },
+    }, width="stretch", height=height)

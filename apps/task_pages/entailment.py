@@ -8,7 +8,6 @@ probabilities, and the hypothesis-over-premise attention as a heat map.
 import io
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import common
@@ -87,8 +86,7 @@ probabilities = dict(result.probabilities)  # {label: probability}, in the model
 st.markdown(f"### {result.label}")
 for col, (label, p) in zip(st.columns(len(probabilities)), probabilities.items()):
     col.metric(label.capitalize(), f"{p:.1%}")
-chart = pd.DataFrame({"label": list(probabilities), "probability": list(probabilities.values())})
-st.bar_chart(chart, x="label", y="probability", horizontal=True, height=180, sort=False)
+common.probability_bars(probabilities, "label", height=150)
 unknown = [w for w in dict.fromkeys(result.premise_tokens + result.hypothesis_tokens) if w not in model.vocabulary]
 if unknown:
     st.caption("Words the model never saw in training (it reads them as <unk>): "
@@ -104,6 +102,11 @@ else:
     heatmap = attention_png(result.premise_tokens, result.hypothesis_tokens, weights)
     st.caption("Row i is hypothesis word i, column j premise word j; each row sums to 1 (white 1, black 0). "
                "The classifier compares each word with what it attends to in the other sentence.")
+    spread = float(np.abs(weights - 1.0 / weights.shape[1]).max())  # 0 for a perfectly uniform row
+    if spread < 0.05:
+        st.caption(f"Here the attention is nearly uniform (every weight within {spread:.3f} of 1/{weights.shape[1]}): "
+                   "this model decides mostly from the pooled sentence encodings and the lexical pair features "
+                   "(word overlap, negations), not from word-to-word alignments.")
     heat_col, _ = st.columns([2, 1])
     with heat_col:
         st.image(heatmap, caption="hypothesis-over-premise attention", width="content")

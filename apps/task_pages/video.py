@@ -30,8 +30,8 @@ PLAYABLE = {".mp4": "video/mp4", ".m4v": "video/mp4", ".webm": "video/webm", ".o
 RESULTS_KEPT = 8
 
 
-def frame_label(i, index, timestamp):
-    return f"{i + 1}: frame {index}, {timestamp:.2f} s"
+def frame_label(i, timestamp):
+    return f"{i + 1} · {timestamp:.2f} s"
 
 
 def weighted_frame(frame, weight, peak):
@@ -140,8 +140,8 @@ if result is None:
         results.popitem(last=False)
 
 frames = np.asarray(result.frames)  # (k, H, W, 3) uint8: the sampled frames at the model's input size
-labels = [frame_label(i, int(ix), float(ts)) for i, (ix, ts) in enumerate(zip(result.frame_indices, result.timestamps))]
-short_labels = [f"{i + 1} ({float(ts):.2f} s)" for i, ts in enumerate(result.timestamps)]
+labels = [frame_label(i, float(ts)) for i, ts in enumerate(result.timestamps)]  # frame numbers in the file are in the JSON
+short_labels = [f"{i + 1} ({float(ts):.2f} s)" for i, ts in enumerate(result.timestamps)]  # heat map columns
 
 # ----------------------------------------------------------------------------- the clip and the result
 clip_col, text_col = st.columns([2, 3])
@@ -171,8 +171,7 @@ with text_col:
         m1, m2 = st.columns(2)
         m1.metric("Probability", f"{result.probability:.1%}")
         m2.metric("Sampled frames", len(frames))
-        chart = pd.DataFrame({"activity": list(result.probabilities), "probability": list(result.probabilities.values())})
-        st.bar_chart(chart, x="activity", y="probability", horizontal=True, height=260, sort="-probability")
+        common.probability_bars(result.probabilities, "activity", height=240)
 
 # ----------------------------------------------------------------------------- frames and attention
 if is_captioner:
@@ -187,9 +186,9 @@ if is_captioner:
     row = weights[step]
     for col, frame, w, label in zip(st.columns(len(frames)), frames, row, labels):
         with col:
-            st.image(weighted_frame(frame, w, row.max()), caption=f"{label}: {w:.0%}", width="stretch")
-    st.caption("Each frame is dimmed by how little attention it got for the chosen word; the percentage is "
-               "its attention weight (the weights of one word sum to 100%).")
+            st.image(weighted_frame(frame, w, row.max()), caption=f"{label} · {w:.0%}", width="stretch")
+    st.caption("Sampled frame · time in the clip · attention weight for the chosen word (one word's weights sum "
+               "to 100%); each frame is dimmed by how little attention it got.")
     heatmap = words_by_frames_png(short_labels, word_labels, weights)
     heat_col, _ = st.columns([3, 2])
     with heat_col:
@@ -201,9 +200,9 @@ else:
     per_frame = np.asarray(result.frame_probabilities, dtype=np.float32)[:, label_index]  # (k,)
     for col, frame, p, label in zip(st.columns(len(frames)), frames, per_frame, labels):
         with col:
-            st.image(frame, caption=f"{label}; P({result.label}) so far {p:.0%}", width="stretch")
-    st.caption(f"The LSTM reads the frames in order; “so far” is its probability of {result.label} after each "
-               "frame (the label comes from the last).")
+            st.image(frame, caption=f"{label} · {p:.0%}", width="stretch")
+    st.caption(f"Sampled frame · time in the clip · the LSTM's probability of {result.label} after reading the "
+               "frames up to this one (it reads them in order; the label comes from the last).")
 
 report = {"model": common.display_path(model_path), **result.to_json()}
 report["source"] = source_name

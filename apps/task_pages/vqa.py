@@ -137,6 +137,9 @@ with text_col:
     if truth is not None:
         m2.metric("easy-VQA's answer", truth, delta="agrees" if truth == result.answer else "differs",
                   delta_color="normal" if truth == result.answer else "inverse")
+    if upload:
+        st.caption("The model has only seen easy-VQA images (one coloured shape on a plain background) and "
+                   "easy-VQA's 13 answers; on other pictures its answer, and its confidence, mean little.")
     if result.unknown_words:
         st.warning("The model does not know " + ", ".join(f"“{w}”" for w in result.unknown_words)
                    + " (read as <unk>); easy-VQA's questions use a small vocabulary.", icon=":material/warning:")

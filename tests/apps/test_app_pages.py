@@ -160,12 +160,12 @@ def test_caption_page_with_a_broken_model_file_shows_an_error(app_env, monkeypat
 
 
 PAGES = {
-    "pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/easy_vqa.keras")},
-    "pages/translate.py": {
+    "task_pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/easy_vqa.keras")},
+    "task_pages/translate.py": {
         "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras"),
         "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
-    "pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
-    "pages/video.py": {
+    "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
+    "task_pages/video.py": {
         "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
         "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ", "assets/models/video_classify.keras")},
 }

@@ -70,7 +70,7 @@ def easy_vqa_questions():
 
 @needs("easy_vqa.keras")
 def test_vqa_page_answers_easy_vqa_questions_with_attention_per_hop(bundled_env):
-    at = open_page("pages/vqa.py")
+    at = open_page("task_pages/vqa.py")
     no_errors(at)
     sample = at.selectbox(key="vqa_sample").value
     pairs = easy_vqa_questions()[sample]
@@ -109,7 +109,7 @@ def test_vqa_page_uploaded_image_unknown_words_and_empty_question(bundled_env):
     shape = Image.new("RGB", (64, 64), (255, 255, 255))
     shape.paste((0, 0, 255), (16, 16, 48, 48))  # a blue square on white, as easy-VQA draws rectangles
     shape.save(buf, format="PNG")
-    at = open_page("pages/vqa.py")
+    at = open_page("task_pages/vqa.py")
     at.file_uploader[0].upload("my shape.png", buf.getvalue(), "image/png").run()
     at.text_input(key="vqa_question").set_value("what color is the shape?").run()
     no_errors(at)
@@ -133,7 +133,7 @@ def test_vqa_page_uploaded_image_unknown_words_and_empty_question(bundled_env):
     ("empty.png", b"", "is empty"),
 ])
 def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message):
-    at = open_page("pages/vqa.py")
+    at = open_page("task_pages/vqa.py")
     at.file_uploader[0].set_value((name, data, "image/png")).run()
     assert not at.exception, [e.message for e in at.exception]
     errors = [e.value for e in at.error]
@@ -145,7 +145,7 @@ def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message)
 
 @needs("multi30k_en_de.keras")
 def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
-    at = open_page("pages/translate.py")
+    at = open_page("task_pages/translate.py")
     no_errors(at)
     [translation] = headings(at)
     assert translation and translation != "(empty translation)"
@@ -172,7 +172,7 @@ def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
 
 @needs("multi30k_en_de.keras")
 def test_translate_page_unknown_words_and_empty_input(bundled_env):
-    at = open_page("pages/translate.py")
+    at = open_page("task_pages/translate.py")
     at.text_area[0].set_value("A man plays the zzqxv.").run()
     no_errors(at)
     assert any("does not know “zzqxv”" in c.value for c in at.caption)
@@ -189,7 +189,7 @@ def test_translate_page_lists_every_translator_present(bundled_env, monkeypatch,
     stand_in = tmp_path / "anki_fr_en.keras"
     stand_in.symlink_to(MODELS / "multi30k_en_de.keras")
     monkeypatch.setenv("CAPTIONER_TRANSLATE_FR_EN_MODEL", str(stand_in))
-    at = open_page("pages/translate.py")
+    at = open_page("task_pages/translate.py")
     no_errors(at)
     radio = at.radio(key="translate_model")
     assert radio.options == ["French -> English (Anki/Tatoeba)", "English -> German (Multi30k)"]
@@ -203,7 +203,7 @@ def test_translate_page_lists_every_translator_present(bundled_env, monkeypatch,
 
 @needs("sick_entailment.keras")
 def test_entailment_page_label_probabilities_and_attention(bundled_env):
-    at = open_page("pages/entailment.py")
+    at = open_page("task_pages/entailment.py")
     no_errors(at)
     assert at.text_area(key="entail_premise").value == "A man is playing a guitar"
     assert at.text_area(key="entail_hypothesis").value == "A man is not playing a guitar"
@@ -224,7 +224,7 @@ def test_entailment_page_label_probabilities_and_attention(bundled_env):
 
 @needs("sick_entailment.keras")
 def test_entailment_page_bad_input(bundled_env):
-    at = open_page("pages/entailment.py")
+    at = open_page("task_pages/entailment.py")
     at.text_area(key="entail_hypothesis").set_value("?!").run()
     assert not at.exception
     assert len(at.error) == 1 and "the hypothesis has no words" in at.error[0].value
@@ -243,7 +243,7 @@ def sample_clips():
 
 @needs("video_caption.keras")
 def test_video_page_caption_with_attention_over_frames(bundled_env):
-    at = open_page("pages/video.py")
+    at = open_page("task_pages/video.py")
     no_errors(at)
     sample = at.selectbox(key="video_sample").value
     assert sample == sample_clips()[0] == "a_blue_square_grows.webm"
@@ -254,9 +254,9 @@ def test_video_page_caption_with_attention_over_frames(bundled_env):
     captions = [img.captions[0] for img in at.image]
     frames, heatmap = captions[:-1], captions[-1]
     assert len(frames) == 8 and heatmap == "attention over the sampled frames: one row per word"
-    weights = [float(re.search(r": (\d+)%$", c).group(1)) for c in frames]
+    assert all(re.match(r"\d+ · \d+\.\d\d s · \d+%$", c) for c in frames), frames
+    weights = [float(re.search(r"(\d+)%$", c).group(1)) for c in frames]
     assert abs(sum(weights) - 100) <= len(weights)  # one word's weights over the frames, rounded to 1%
-    assert all(re.match(r"\d+: frame \d+, \d+\.\d\d s: \d+%$", c) for c in frames), frames
     [result] = at.session_state["video_results"].values()
     np.testing.assert_allclose(np.asarray(result.attention).sum(axis=1), 1.0, atol=1e-4)
     at.select_slider[0].set_value(2).run()  # the third word
@@ -271,14 +271,15 @@ def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
 
     from captioner.data.synthetic_video import render_clip
 
-    at = open_page("pages/video.py")
+    at = open_page("task_pages/video.py")
     at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
     no_errors(at)
     assert headings(at) == ["Grow"]  # a_blue_square_grows.webm
     assert percent(at.metric[0].value) > 0.5
     assert len(at.get("vega_lite_chart")) == 1  # the probabilities of every activity
     frames = [img.captions[0] for img in at.image]
-    assert len(frames) == 8 and all("P(Grow) so far" in c for c in frames)
+    assert len(frames) == 8 and all(re.match(r"\d+ · \d+\.\d\d s · \d+%$", c) for c in frames), frames
+    assert percent(frames[-1].split(" · ")[-1]) > 0.5  # P(Grow) after the last frame: the label's own
 
     clip = render_clip("left", "green", "triangle", np.random.default_rng(7), num_frames=12, size=64)
     gif = io.BytesIO()
@@ -298,7 +299,7 @@ def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
     ("huge.webm", b"\x1a\x45\xdf\xa3" + b"\x00" * (20 * 2**20), "up to 20 MB"),
 ])
 def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, message):
-    at = open_page("pages/video.py")
+    at = open_page("task_pages/video.py")
     at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
     at.file_uploader[0].set_value((name, data, "video/mp4")).run()
     assert not at.exception, [e.message for e in at.exception]
