@@ -114,6 +114,11 @@ class AttentionDecoder(keras.layers.Layer):
         del out_dim
         self.built = True
 
+    def _cast(self, variable):
+        """A weight in the compute dtype: Keras autocasts variables inside `call` only, and
+        `step` (beam search) runs outside it (mixed_bfloat16: float32 weights, bf16 math)."""
+        return tf.cast(variable, self.compute_dtype)
+
     # -- memory and state -------------------------------------------------------------
     def prepare(self, annotations, mask=None, initial_state=None):
         """Per-input tensors reused at every step, and the initial state.
@@ -155,16 +160,16 @@ class AttentionDecoder(keras.layers.Layer):
             mask = tf.cast(memory["mask"], x_e.dtype)
             alpha = mask / tf.maximum(tf.reduce_sum(mask, -1, keepdims=True), 1.0)  # uniform (B, R)
             context = memory["mean"] if self.context == "concat" else None
-        x = x_e + self.bias
+        x = x_e + self._cast(self.bias)
         if context is not None:
-            x = x + tf.matmul(context, self.kernel_z)  # (B, G*H)
+            x = x + tf.matmul(context, self._cast(self.kernel_z))  # (B, G*H)
         if self.cell == "lstm":
-            gates = x + tf.matmul(h_prev, self.recurrent_kernel)
+            gates = x + tf.matmul(h_prev, self._cast(self.recurrent_kernel))
             i, f, g, o = tf.split(gates, 4, axis=-1)
             c = tf.sigmoid(f) * c_prev + tf.sigmoid(i) * tf.tanh(g)
             h = tf.sigmoid(o) * tf.tanh(c)
         else:  # GRU, reset gate after the recurrent matmul (as cuDNN / Keras reset_after)
-            rec = tf.matmul(h_prev, self.recurrent_kernel) + self.recurrent_bias
+            rec = tf.matmul(h_prev, self._cast(self.recurrent_kernel)) + self._cast(self.recurrent_bias)
             xz, xr, xh = tf.split(x, 3, axis=-1)
             rz, rr, rh = tf.split(rec, 3, axis=-1)
             z = tf.sigmoid(xz + rz)
@@ -199,7 +204,7 @@ class AttentionDecoder(keras.layers.Layer):
         """
         memory, state = self.prepare(annotations, annotation_mask, initial_state)
         embedded = self.embedding(tokens)  # (B, T, E)
-        x_e = tf.einsum("bte,eg->btg", embedded, self.kernel_e)  # (B, T, G*H), all steps at once
+        x_e = tf.einsum("bte,eg->btg", embedded, self._cast(self.kernel_e))  # (B, T, G*H), all steps at once
         x_e_tm = tf.transpose(x_e, [1, 0, 2])  # time-major (T, B, G*H)
 
         def body(carry, x_t):
@@ -223,7 +228,7 @@ class AttentionDecoder(keras.layers.Layer):
     def step(self, tokens, state, memory):
         """tokens (N,) previous words; returns log-probs (N, V), new state, alpha (N, R)."""
         embedded = self.embedding(tokens)  # (N, E)
-        x_e = tf.matmul(embedded, self.kernel_e)
+        x_e = tf.matmul(embedded, self._cast(self.kernel_e))
         new_state, context, alpha = self._recurrent_step(x_e, state, memory)
         logits = self._output_logits(embedded, new_state["h"], context)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)

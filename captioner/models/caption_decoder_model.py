@@ -72,10 +72,13 @@ class CaptionDecoderModel(keras.Model):
         tokens = inputs["tokens"]
         logits, alphas = self.decoder(tokens, annotations, training=training)  # (B,T,V), (B,T,R)
         if training and self.kind == "attention" and self.attention_lambda:
-            valid = tf.cast(tokens != PAD_ID, alphas.dtype)[..., None]  # (B, T, 1)
+            # in float32 whatever the compute dtype: Keras sums this with the (float32) loss,
+            # and under mixed_bfloat16 a bf16 sum over T steps would also lose precision
+            alphas = tf.cast(alphas, tf.float32)
+            valid = tf.cast(tokens != PAD_ID, tf.float32)[..., None]  # (B, T, 1)
             coverage = tf.reduce_sum(alphas * valid, axis=1)  # (B, R): sum over t
             penalty = tf.reduce_sum(tf.square(1.0 - coverage), axis=-1)  # (B,)
-            self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], alphas.dtype))
+            self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
     def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
