@@ -130,7 +130,7 @@ if result is None:
             result = describe_clip(model, model_lock, source_name, data, beam)
     except (ImageError, InputError) as exc:
         reason = getattr(exc, "reason", None) or str(exc)
-        st.error(f"Cannot read `{source_name}` as a video: {reason}.", icon=":material/broken_image:")
+        st.error(f"Cannot use `{source_name}`: {reason}.", icon=":material/broken_image:")
         st.stop()
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")

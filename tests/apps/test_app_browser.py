@@ -166,3 +166,30 @@ def test_browser_upload_with_the_bundled_captioner(tmp_path):
     assert captions[0] == photo.name and captions[1].startswith("attention for ")
     overlays = captions[2:]
     assert len(overlays) >= 2 and all(c.startswith(f"{i + 1}. ") for i, c in enumerate(overlays)), overlays
+
+
+def test_browser_fresh_server_opened_at_a_task_page_url(tmp_path, tiny_caption_model):
+    """A bookmark to /vqa on a just-started server runs the app's navigation (page titles in the
+    sidebar), not the page script alone, as Streamlit does for a folder named `pages/`."""
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    server = StreamlitServer(server_env(tiny_caption_model[0], tmp_path), tmp_path / "streamlit.log")
+    try:
+        server.wait_ready()
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(PAGE_TIMEOUT_MS)
+                page.goto(f"{server.url}/vqa")
+                page.get_by_text("is not here yet").wait_for()  # the VQA model is absent in this env
+                nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+                title = page.locator("h1").first.inner_text()
+                page.screenshot(path=str(tmp_path / "vqa_page.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    assert [n.strip().splitlines()[-1] for n in nav] == ["Caption", "VQA", "Translate", "Entailment", "Video"], nav  # after the icon
+    assert title.strip() == "Ask a question about an image"
