@@ -55,6 +55,9 @@ def register(subparsers):
     p.add_argument("--limit", type=int, default=None, help="use only the first N train images (smoke runs)")
     p.add_argument("--dev-limit", type=int, default=None, help="use only the first N dev images")
     p.add_argument("--distribute", choices=("none", "mirrored", "multi-worker"), default="none")
+    p.add_argument("--mixed-precision", action="store_true",
+                   help="train in mixed_bfloat16 (float32 weights, bfloat16 math): ~1.3x faster steps on "
+                        "CPUs with AVX512_BF16 (scripts/bench_training.py); the saved model decodes in float32")
     p.add_argument("--resume", action="store_true", help="continue from OUTPUT_DIR's last checkpoint")
     p.add_argument("--final-eval-beams", default="1,3", help="beam widths of the final coco-caption evaluation")
     p.set_defaults(func=run)
@@ -139,13 +142,19 @@ def run(args):
     write_json(run_dir.path("config.json"), config)
 
     strategy = strategy_for(args.distribute)
-    with strategy.scope():
-        model = CaptionDecoderModel(
-            len(vocab), annotation_dim=train_feats.shape[-1], kind=args.kind,
-            projection_dim=args.projection_dim, embedding_dim=args.embedding_dim, units=args.units,
-            attention_units=args.attention_units, dropout=args.dropout, attention_lambda=args.attention_lambda,
-        )
-        model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0), loss=masked_sparse_ce)
+    previous_policy = keras.mixed_precision.global_policy().name
+    if getattr(args, "mixed_precision", False):
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
+    try:
+        with strategy.scope():
+            model = CaptionDecoderModel(
+                len(vocab), annotation_dim=train_feats.shape[-1], kind=args.kind,
+                projection_dim=args.projection_dim, embedding_dim=args.embedding_dim, units=args.units,
+                attention_units=args.attention_units, dropout=args.dropout, attention_lambda=args.attention_lambda,
+            )
+            model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0), loss=masked_sparse_ce)
+    finally:
+        keras.mixed_precision.set_global_policy(previous_policy)
     state, initial_epoch = None, 0
     if args.resume and run_dir.has_checkpoint():
         state = run_dir.restore(model)
@@ -200,10 +209,11 @@ def run(args):
 
 
 def inference_copy(decoder_model):
-    """An uncompiled copy with the same weights: the saved file carries no optimizer state."""
+    """An uncompiled float32 copy with the same weights: the saved file carries no optimizer state."""
     from captioner.models.caption_decoder_model import CaptionDecoderModel
 
-    copy = CaptionDecoderModel.from_config(decoder_model.get_config())
+    # float32 whatever the training policy (--mixed-precision): the weights are float32 anyway
+    copy = CaptionDecoderModel.from_config({**decoder_model.get_config(), "dtype": "float32"})
     copy.set_weights(decoder_model.get_weights())
     return copy
 

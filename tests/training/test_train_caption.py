@@ -118,6 +118,18 @@ def test_fc_kinds_train(shapes_flickr8k, tmp_path, kind):
     assert "beam_1" in metrics
 
 
+def test_mixed_precision_trains_and_saves_a_float32_model(shapes_flickr8k, tmp_path):
+    import keras
+
+    assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--mixed-precision") == 0
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored after building
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert history and all(np.isfinite(epoch["loss"]) for epoch in history)
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
+    assert model.decoder.compute_dtype == "float32"
+    assert all(w.dtype == "float32" for w in model.decoder.weights)
+
+
 def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
     script = textwrap.dedent(f"""
         import tensorflow as tf
