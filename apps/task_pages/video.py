@@ -35,8 +35,8 @@ def frame_label(i, timestamp):
 
 
 def weighted_frame(frame, weight, peak):
-    """The frame dimmed where the model looked little: brightness 0.25 + 0.75 * weight / peak."""
-    scale = 0.25 + 0.75 * (weight / peak if peak > 0 else 0.0)
+    """The frame dimmed where the model looked little: brightness 0.4 + 0.6 * weight / peak."""
+    scale = 0.4 + 0.6 * (weight / peak if peak > 0 else 0.0)  # the dimmest frame stays readable
     return np.clip(frame.astype(np.float32) * scale, 0, 255).astype(np.uint8)
 
 

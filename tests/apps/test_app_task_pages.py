@@ -143,9 +143,17 @@ def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message)
 
 # ----------------------------------------------------------------------------- Translate
 
+def open_translator(key):
+    """The Translate page on the bundled translator `key` (the first one present is the default)."""
+    at = open_page("task_pages/translate.py")
+    at.radio(key="translate_model").set_value(common.MODELS[key]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
 @needs("multi30k_en_de.keras")
 def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
-    at = open_page("task_pages/translate.py")
+    at = open_translator("translate_en_de")
     no_errors(at)
     [translation] = headings(at)
     assert translation and translation != "(empty translation)"
@@ -155,7 +163,7 @@ def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
     scores = [float(s) for s in hyps["score"]]
     assert scores == sorted(scores, reverse=True) and hyps["translation"][0] == translation
     assert [img.captions[0] for img in at.image] == [f"alignment of “{translation}”"]
-    [result] = at.session_state["translate_results"].values()
+    result = list(at.session_state["translate_results"].values())[-1]  # the latest run: this sentence
     rows = np.asarray(result.attention)
     assert rows.shape == (len(result.attention_labels), len(result.source_tokens))
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-4)  # each target word's alignment sums to 1
@@ -172,7 +180,7 @@ def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
 
 @needs("multi30k_en_de.keras")
 def test_translate_page_unknown_words_and_empty_input(bundled_env):
-    at = open_page("task_pages/translate.py")
+    at = open_translator("translate_en_de")
     at.text_area[0].set_value("A man plays the zzqxv.").run()
     no_errors(at)
     assert any("does not know “zzqxv”" in c.value for c in at.caption)
@@ -181,6 +189,17 @@ def test_translate_page_unknown_words_and_empty_input(bundled_env):
         at.text_area[0].set_value(text).run()
         assert not at.exception and not at.error and not headings(at) and not at.image
         assert [i.value for i in at.info] == ["Type a sentence to translate."]
+
+
+@needs("anki_fr_en.keras")
+def test_translate_page_french_to_english(bundled_env):
+    at = open_translator("translate_fr_en")
+    no_errors(at)
+    assert at.text_area[0].value == "Je suis très fatigué ce soir."  # the page's French example
+    [translation] = headings(at)
+    assert "tired" in translation.split(), translation
+    assert [img.captions[0] for img in at.image] == [f"alignment of “{translation}”"]
+    assert_model_card(at, "anki_fr_en.keras")
 
 
 @needs("multi30k_en_de.keras")
