@@ -15,29 +15,17 @@ Image paths are ``images_root/filepath/filename`` (or ``images_root/filename``).
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
 
 from captioner.data.caption_dataset import CaptionDataset
+from captioner.data.json_file import read_json
 from captioner.errors import InputError
 
 __all__ = ["load_coco_karpathy", "KARPATHY_SPLITS"]
 
 KARPATHY_SPLITS = ("train", "val", "test", "restval")
-
-
-def _read_json(path: Path):
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e})") from None
 
 
 def _captions_of(entry: dict, where: str) -> list[str]:
@@ -89,7 +77,7 @@ def load_coco_karpathy(
     if split not in KARPATHY_SPLITS:
         raise InputError(f"unknown split {split!r}; expected one of {list(KARPATHY_SPLITS)}")
     json_path = Path(json_path)
-    data = _read_json(json_path)
+    data = read_json(json_path, encoding="utf-8-sig")
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise InputError(f"{json_path}: expected an object with an 'images' list (Karpathy split format)")
     wanted = {split} | ({"restval"} if include_restval and split == "train" else set())

@@ -20,9 +20,9 @@ so train and test images never collide.
 
 from __future__ import annotations
 
-import json
 import os
 
+from captioner.data.json_file import read_json
 from captioner.data.vqa_dataset import VQADataset, VQAQuestion
 from captioner.errors import InputError
 
@@ -46,18 +46,6 @@ def easy_vqa_data_dir() -> str:
     except ImportError:
         raise InputError("easy-VQA needs the PyPI package 'easy-vqa' (pip install easy-vqa)") from None
     return os.path.join(os.path.dirname(easy_vqa.__file__), "data")
-
-
-def _load_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e})") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") from None
 
 
 def read_easy_vqa_answers(data_dir=None) -> list[str]:
@@ -85,7 +73,7 @@ def load_easy_vqa(split="train", data_dir=None, check_images=True) -> VQADataset
     answer_list = read_easy_vqa_answers(data_dir)
     known = set(answer_list)
     path = os.path.join(data_dir, split, "questions.json")
-    rows = _load_json(path)
+    rows = read_json(path)
     if not isinstance(rows, list):
         raise InputError(f"{path}: expected a JSON list of [question, answer, image_id] rows, "
                          f"got {type(rows).__name__}")

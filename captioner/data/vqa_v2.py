@@ -19,10 +19,10 @@ Images are the COCO images of the subtype: ``COCO_<subtype>_<image_id:012d>.jpg`
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
+from captioner.data.json_file import read_json
 from captioner.data.vqa_dataset import VQADataset, VQAQuestion
 from captioner.errors import InputError
 
@@ -33,15 +33,7 @@ log = logging.getLogger(__name__)
 
 def read_vqa_json(path, key):
     """Load a VQA json file and return (the whole object, its list under ``key``)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e})") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object with a {key!r} list, got {type(data).__name__}")
     if key not in data:
