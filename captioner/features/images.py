@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from captioner.errors import ImageError
+from captioner.features.paths import list_files
 
 # A 20,000 x 20,000 image is 400 megapixels; anything larger is treated as a bomb.
 MAX_PIXELS = 200_000_000
@@ -96,28 +97,4 @@ def list_images(paths, recursive=True):
     Folders contribute files with an image extension; explicit files are kept whatever
     their extension so a broken or misnamed file is reported rather than silently skipped.
     """
-    import glob
-
-    found = []
-    for entry in paths:
-        entry = os.fspath(entry)
-        if os.path.isdir(entry):
-            for root, dirs, files in os.walk(entry):
-                dirs.sort()
-                for f in sorted(files):
-                    if f.lower().endswith(IMAGE_EXTENSIONS):
-                        found.append(os.path.join(root, f))
-                if not recursive:
-                    break
-        elif any(ch in entry for ch in "*?["):
-            matches = sorted(glob.glob(entry, recursive=True))
-            found.extend(m for m in matches if os.path.isfile(m))
-        else:
-            found.append(entry)
-    seen = set()
-    unique = []
-    for f in found:
-        if f not in seen:
-            seen.add(f)
-            unique.append(f)
-    return unique
+    return list_files(paths, IMAGE_EXTENSIONS, recursive)

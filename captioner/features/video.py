@@ -23,12 +23,12 @@ Robustness, each case covered by tests/features/test_video.py:
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
 
 import numpy as np
 
 from captioner.errors import ImageError
+from captioner.features.paths import list_files
 
 VIDEO_EXTENSIONS = (".avi", ".mp4", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv", ".flv",
                     ".ogv", ".3gp")
@@ -325,17 +325,4 @@ def list_videos(paths, recursive=True):
     """Expand files, folders (recursed, video extensions only) and globs into a sorted,
     de-duplicated list. Explicit files are kept whatever their extension, so a broken or
     misnamed file is reported rather than silently dropped."""
-    found = []
-    for entry in paths:
-        entry = os.fspath(entry)
-        if os.path.isdir(entry):
-            for root, dirs, files in os.walk(entry):
-                dirs.sort()
-                found.extend(os.path.join(root, f) for f in sorted(files) if f.lower().endswith(VIDEO_EXTENSIONS))
-                if not recursive:
-                    break
-        elif any(ch in entry for ch in "*?["):
-            found.extend(m for m in sorted(glob.glob(entry, recursive=True)) if os.path.isfile(m))
-        else:
-            found.append(entry)
-    return list(dict.fromkeys(found))
+    return list_files(paths, VIDEO_EXTENSIONS, recursive)
