@@ -44,6 +44,17 @@ class TrainingRun:
         log.info("resumed from %s after epoch %d", self.directory, state["epoch"])
         return state
 
+    def resume(self, model, wanted):
+        """(checkpoint state, initial epoch) restored into `model` when `wanted` (--resume) and
+        there is a checkpoint, else (None, 0); says so when a wanted resume finds nothing."""
+        if not wanted:
+            return None, 0
+        if not self.has_checkpoint():
+            log.info("--resume: no checkpoint in %s yet, starting fresh", self.directory)
+            return None, 0
+        state = self.restore(model)
+        return state, state["epoch"]
+
 
 def _current_lr(optimizer):
     # works for plain and distributed (MirroredVariable) learning rates

@@ -385,12 +385,7 @@ def run(args):
     model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
-    state, initial_epoch = None, 0
-    if args.resume and run_dir.has_checkpoint():
-        state = run_dir.restore(model)
-        initial_epoch = state["epoch"]
-    elif args.resume:
-        log.info("--resume: no checkpoint in %s yet, starting fresh", args.output_dir)
+    state, initial_epoch = run_dir.resume(model, args.resume)
     if args.reduce_dim:
         if state is None:  # a resumed run has the fitted reduction in its checkpoint
             mean, components, explained = fit_pca(train_feats, args.reduce_dim, args.pca_samples, args.seed)
