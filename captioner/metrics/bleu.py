@@ -25,13 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from captioner.errors import InputError
+from captioner.metrics.corpus import as_tokens, corpus_lists
 
 __all__ = ["BleuScore", "ngram_counts", "modified_precision", "closest_ref_length", "brevity_penalty", "corpus_bleu"]
-
-
-def _as_tokens(sentence) -> list[str]:
-    """Token list from a token list or a whitespace-separated string."""
-    return sentence.split() if isinstance(sentence, str) else list(sentence)
 
 
 def ngram_counts(tokens: Sequence[str], n: int) -> Counter:
@@ -55,10 +51,10 @@ def modified_precision(candidate, references, n: int) -> tuple[int, int]:
     """
     if n < 1:
         raise InputError(f"n-gram order must be >= 1, got {n}")
-    cand_counts = ngram_counts(_as_tokens(candidate), n)
+    cand_counts = ngram_counts(as_tokens(candidate), n)
     max_ref: Counter = Counter()
     for reference in references:
-        for gram, count in ngram_counts(_as_tokens(reference), n).items():
+        for gram, count in ngram_counts(as_tokens(reference), n).items():
             max_ref[gram] = max(max_ref[gram], count)
     numerator = sum(min(count, max_ref[gram]) for gram, count in cand_counts.items())
     return numerator, sum(cand_counts.values())
@@ -113,20 +109,15 @@ def corpus_bleu(references, hypotheses, max_n: int = 4) -> BleuScore:
     Returns:
         A :class:`BleuScore`; ``score.bleu[3]`` is BLEU-4 in [0, 1].
     """
-    references = list(references)
-    hypotheses = list(hypotheses)
-    if len(references) != len(hypotheses):
-        raise InputError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists")
-    if not hypotheses:
-        raise InputError("corpus_bleu needs at least one hypothesis")
+    references, hypotheses = corpus_lists(references, hypotheses, "corpus_bleu")
     matches = [0] * max_n
     totals = [0] * max_n
     hyp_len = ref_len = 0
     for i, (refs, hyp) in enumerate(zip(references, hypotheses)):
         if isinstance(refs, str) or not refs:
             raise InputError(f"item {i}: references must be a non-empty list of sentences")
-        hyp_tokens = _as_tokens(hyp)
-        ref_tokens = [_as_tokens(r) for r in refs]
+        hyp_tokens = as_tokens(hyp)
+        ref_tokens = [as_tokens(r) for r in refs]
         hyp_len += len(hyp_tokens)
         ref_len += closest_ref_length(len(hyp_tokens), [len(r) for r in ref_tokens])
         for n in range(1, max_n + 1):

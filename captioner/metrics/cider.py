@@ -24,12 +24,9 @@ import math
 from collections import Counter, defaultdict
 
 from captioner.errors import InputError
+from captioner.metrics.corpus import as_tokens, corpus_lists
 
 __all__ = ["corpus_cider"]
-
-
-def _as_tokens(sentence) -> list[str]:
-    return sentence.split() if isinstance(sentence, str) else list(sentence)
 
 
 def _all_ngrams(tokens: list[str], max_n: int) -> Counter:
@@ -54,18 +51,13 @@ def corpus_cider(references, hypotheses, n: int = 4, sigma: float = 6.0) -> tupl
         ``(corpus score, per-item scores)``, on coco's scale (a hypothesis identical to
         all its references, with n-grams no other item has, scores 10).
     """
-    references = list(references)
-    hypotheses = list(hypotheses)
-    if len(references) != len(hypotheses):
-        raise InputError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists")
-    if not hypotheses:
-        raise InputError("corpus_cider needs at least one hypothesis")
-    hyp_counts = [_all_ngrams(_as_tokens(h), n) for h in hypotheses]
+    references, hypotheses = corpus_lists(references, hypotheses, "corpus_cider")
+    hyp_counts = [_all_ngrams(as_tokens(h), n) for h in hypotheses]
     ref_counts = []
     for i, refs in enumerate(references):
         if isinstance(refs, str) or not refs:
             raise InputError(f"item {i}: references must be a non-empty list of sentences")
-        ref_counts.append([_all_ngrams(_as_tokens(r), n) for r in refs])
+        ref_counts.append([_all_ngrams(as_tokens(r), n) for r in refs])
 
     # Document frequency: in how many items' reference sets each n-gram occurs.
     doc_freq: Counter = Counter()

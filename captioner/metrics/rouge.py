@@ -13,12 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from captioner.errors import InputError
+from captioner.metrics.corpus import as_tokens, corpus_lists
 
 __all__ = ["lcs_length", "rouge_l", "corpus_rouge_l"]
-
-
-def _as_tokens(sentence) -> list[str]:
-    return sentence.split() if isinstance(sentence, str) else list(sentence)
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
@@ -38,12 +35,12 @@ def rouge_l(candidate, references, beta: float = 1.2) -> float:
     """ROUGE-L F-measure of one candidate against its references, in [0, 1]."""
     if isinstance(references, str) or not references:
         raise InputError("rouge_l needs a non-empty list of references")
-    cand = _as_tokens(candidate)
+    cand = as_tokens(candidate)
     if not cand:
         return 0.0
     best_p = best_r = 0.0
     for reference in references:
-        ref = _as_tokens(reference)
+        ref = as_tokens(reference)
         if not ref:
             continue
         lcs = lcs_length(ref, cand)
@@ -56,11 +53,6 @@ def rouge_l(candidate, references, beta: float = 1.2) -> float:
 
 def corpus_rouge_l(references, hypotheses, beta: float = 1.2) -> tuple[float, list[float]]:
     """Mean ROUGE-L over items; returns ``(mean, per-item scores)``."""
-    references = list(references)
-    hypotheses = list(hypotheses)
-    if len(references) != len(hypotheses):
-        raise InputError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists")
-    if not hypotheses:
-        raise InputError("corpus_rouge_l needs at least one hypothesis")
+    references, hypotheses = corpus_lists(references, hypotheses, "corpus_rouge_l")
     scores = [rouge_l(h, refs, beta) for h, refs in zip(hypotheses, references)]
     return sum(scores) / len(scores), scores
