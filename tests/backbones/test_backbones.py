@@ -89,3 +89,15 @@ def test_unknown_backbone():
 def test_lite_weights_file_missing(tmp_path):
     with pytest.raises(WeightsError, match="not found"):
         get_backbone("efficientnet_lite0", weights=str(tmp_path / "missing.pth"))
+
+
+def test_efficientnet_lite2_predicts_real_photos_on_its_9x9_grid():
+    """Lite2 (the bundled captioner's backbone): 260 px in, 9x9x1280 grid, real predictions."""
+    skdata = pytest.importorskip("skimage.data")
+    lite2 = get_backbone("efficientnet_lite2")
+    assert lite2.input_size == (260, 260) and lite2.grid_shape == (9, 9) and lite2.grid_channels == 1280
+    pixels = np.stack([_photo(skdata.chelsea, 260), _photo(skdata.coffee, 260)]).astype("float32")
+    logits = lite2.model.predict(pixels, verbose=0)["logits"]
+    top1 = np.argmax(logits, axis=-1)
+    assert top1[0] in CAT_CLASSES, f"chelsea (a cat) predicted as {top1[0]}"
+    assert top1[1] == ESPRESSO, f"coffee (espresso) predicted as {top1[1]}"
