@@ -171,6 +171,20 @@ def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
     return loaded
 
 
+def pick_model(specs, label: str, purpose: str, key: str) -> ModelSpec:
+    """The spec the user picks (a radio) among those of `specs` whose file is there; the missing
+    ones get a line with their training command. None there: each is explained and the page stops."""
+    available = [spec for spec in specs if spec.path.is_file()]
+    if not available:
+        for spec in specs:
+            show_missing_model(spec, purpose)
+        st.stop()
+    spec = st.radio(label, available, format_func=lambda s: s.title, horizontal=True, key=key)
+    for missing in (s for s in specs if s not in available):
+        st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
+    return spec
+
+
 def model_card(path):
     """The metrics JSON written beside a bundled model (command, seed, data, metrics), or None."""
     card = Path(path).with_suffix(".json")

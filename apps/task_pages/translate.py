@@ -25,14 +25,7 @@ st.title("Translate a sentence")
 st.caption("A bidirectional GRU encoder and an attention decoder (Bahdanau et al. 2015): every target "
            "word comes with its soft alignment over the source words.")
 
-available = [spec for spec in SPECS if spec.path.is_file()]
-if not available:
-    for spec in SPECS:
-        common.show_missing_model(spec, "to translate")
-    st.stop()
-spec = st.radio("Direction", available, format_func=lambda s: s.title, horizontal=True, key="translate_model")
-for missing in (s for s in SPECS if s not in available):
-    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
+spec = common.pick_model(SPECS, "Direction", "to translate", key="translate_model")
 
 text_key = f"translate_text_{spec.key}"  # one text box per model: switching keeps each one's sentence
 sentence = st.text_area("Sentence", value=EXAMPLES.get(spec.key, ""), key=text_key, max_chars=MAX_CHARS, height=80,

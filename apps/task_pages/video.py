@@ -72,14 +72,7 @@ st.caption("Per-frame EfficientNet-Lite0 features, an LSTM over the frames, then
            "trained on generated clips: one coloured shape (circle, square, triangle) that moves left, "
            "right, up, down, grows, shrinks or bounces.")
 
-available = [spec for spec in SPECS if spec.path.is_file()]
-if not available:
-    for spec in SPECS:
-        common.show_missing_model(spec, "for video clips")
-    st.stop()
-spec = st.radio("Model", available, format_func=lambda s: s.title, horizontal=True, key="video_model")
-for missing in (s for s in SPECS if s not in available):
-    st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
+spec = common.pick_model(SPECS, "Model", "for video clips", key="video_model")
 
 samples = sorted(p for p in SAMPLES_DIR.glob("*") if p.suffix.lower() in VIDEO_EXTENSIONS) \
     if SAMPLES_DIR.is_dir() else []
