@@ -271,6 +271,20 @@ def list_samples(folder=SAMPLES_DIR):
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SAMPLE_EXTENSIONS)
 
 
+def upload_or_sample(upload, sample_name, folder, prompt: str):
+    """(name, bytes) of the upload (as `read_upload` gives it), else of the sample picked in
+    `folder`. Stops the page on a refused upload (its error is shown) and, with `prompt`, when
+    there is neither."""
+    if upload == REFUSED:
+        st.stop()
+    if upload:
+        return upload
+    if sample_name:
+        return sample_name, (Path(folder) / sample_name).read_bytes()
+    st.info(prompt)
+    st.stop()
+
+
 def resize_for_display(image: Image.Image, max_side: int) -> np.ndarray:
     """RGB uint8 array of `image` scaled down (never up) so its longer side is at most `max_side`."""
     w, h = image.size

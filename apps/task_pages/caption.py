@@ -51,16 +51,7 @@ with st.sidebar:
     max_length = st.slider("Maximum length (words)", 3, 40, min(40, max(3, int(model.max_length))),
                            key="caption_max_length")
 
-if upload == common.REFUSED:
-    st.stop()
-if upload:
-    source_name, data = upload
-elif sample_name:
-    source_name = sample_name
-    data = (common.SAMPLES_DIR / sample_name).read_bytes()
-else:
-    st.info("Upload a photo to caption it.")
-    st.stop()
+source_name, data = common.upload_or_sample(upload, sample_name, common.SAMPLES_DIR, "Upload a photo to caption it.")
 
 try:
     image = common.decode_image(data, source_name)

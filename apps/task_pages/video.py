@@ -102,16 +102,7 @@ if is_captioner:
                 st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
                           key="video_alpha", help="Hypotheses are ranked by log P / length**alpha."))
 
-if upload == common.REFUSED:
-    st.stop()
-if upload:
-    source_name, data = upload
-elif sample_name:
-    source_name = sample_name
-    data = (SAMPLES_DIR / sample_name).read_bytes()
-else:
-    st.info("Upload a clip to describe it.")
-    st.stop()
+source_name, data = common.upload_or_sample(upload, sample_name, SAMPLES_DIR, "Upload a clip to describe it.")
 
 model_path = spec.path
 result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam)

@@ -80,16 +80,7 @@ model, model_lock = loaded
 from captioner.errors import ImageError, InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
 from captioner.visualize.attention_overlay import attention_overlay  # noqa: E402
 
-if upload == common.REFUSED:
-    st.stop()
-if upload:
-    source_name, data = upload
-elif sample_name:
-    source_name = sample_name
-    data = (SAMPLES_DIR / sample_name).read_bytes()
-else:
-    st.info("Upload an image to ask about it.")
-    st.stop()
+source_name, data = common.upload_or_sample(upload, sample_name, SAMPLES_DIR, "Upload an image to ask about it.")
 
 try:
     image = common.decode_image(data, source_name)
