@@ -8,6 +8,7 @@ anything that is not a readable image.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import io
@@ -310,6 +311,20 @@ def enlarge_for_display(image: Image.Image, min_side: int, max_side: int) -> np.
 
 def digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
+
+
+def recall(cache: str, key):
+    """The result kept under `key` in the session's `cache` (see `remember`), or None."""
+    return st.session_state.setdefault(cache, collections.OrderedDict()).get(key)
+
+
+def remember(cache: str, key, result, kept: int):
+    """Keep `result` under `key` in the session's `cache`, dropping the oldest beyond `kept`
+    (stepping through a result's words reruns the page without running the model again)."""
+    results = st.session_state.setdefault(cache, collections.OrderedDict())
+    results[key] = result
+    while len(results) > kept:
+        results.popitem(last=False)
 
 
 # ----------------------------------------------------------------------------- downloads

@@ -5,7 +5,6 @@ by CAPTIONER_CAPTION_MODEL. Results are kept per (image, model, settings) in the
 stepping through the words does not decode again.
 """
 
-import collections
 
 import numpy as np
 import pandas as pd
@@ -61,8 +60,7 @@ except ImageError as exc:
 
 model_path = SPEC.path
 result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
-results = st.session_state.setdefault("caption_results", collections.OrderedDict())
-caption = results.get(result_key)
+caption = common.recall("caption_results", result_key)
 if caption is None:
     height, width = model.input_size
     pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) as in training
@@ -72,9 +70,7 @@ if caption is None:
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
-    results[result_key] = caption
-    while len(results) > RESULTS_KEPT:
-        results.popitem(last=False)
+    common.remember("caption_results", result_key, caption, RESULTS_KEPT)
 
 # ----------------------------------------------------------------------------- caption and hypotheses
 words = list(caption.tokens)

@@ -5,7 +5,6 @@ or the files named by CAPTIONER_TRANSLATE_FR_EN_MODEL / CAPTIONER_TRANSLATE_EN_D
 user picks among those present, and the page says which command trains a missing one.
 """
 
-import collections
 
 import numpy as np
 import pandas as pd
@@ -59,8 +58,7 @@ if not model.source_tokens(sentence):
 
 model_path = spec.path
 result_key = (sentence, str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
-results = st.session_state.setdefault("translate_results", collections.OrderedDict())
-result = results.get(result_key)
+result = common.recall("translate_results", result_key)
 if result is None:
     try:
         with st.spinner("Translating ..."), model_lock:
@@ -68,9 +66,7 @@ if result is None:
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on this sentence: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
-    results[result_key] = result
-    while len(results) > RESULTS_KEPT:
-        results.popitem(last=False)
+    common.remember("translate_results", result_key, result, RESULTS_KEPT)
 
 # ----------------------------------------------------------------------------- translation and hypotheses
 st.markdown(f"### {result.text or '(empty translation)'}")

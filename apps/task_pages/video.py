@@ -7,7 +7,6 @@ the user picks among those present. Uploads are written only into a
 Sample clips (generated, like the models' training data) are in assets/samples/video/.
 """
 
-import collections
 import io
 import tempfile
 from pathlib import Path
@@ -106,8 +105,7 @@ source_name, data = common.upload_or_sample(upload, sample_name, SAMPLES_DIR, "U
 
 model_path = spec.path
 result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam)
-results = st.session_state.setdefault("video_results", collections.OrderedDict())
-result = results.get(result_key)
+result = common.recall("video_results", result_key)
 if result is None:
     try:
         with st.spinner(f"Sampling frames of `{source_name}` and running the model ..."):
@@ -119,9 +117,7 @@ if result is None:
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
-    results[result_key] = result
-    while len(results) > RESULTS_KEPT:
-        results.popitem(last=False)
+    common.remember("video_results", result_key, result, RESULTS_KEPT)
 
 frames = np.asarray(result.frames)  # (k, H, W, 3) uint8: the sampled frames at the model's input size
 labels = [frame_label(i, float(ts)) for i, ts in enumerate(result.timestamps)]  # frame numbers in the file are in the JSON

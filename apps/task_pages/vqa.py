@@ -6,7 +6,6 @@ background; 13 answers), so the page offers easy-VQA test images and easy-VQA's 
 questions about them (assets/samples/easy_vqa/, from scripts/make_app_samples.py).
 """
 
-import collections
 import json
 
 import numpy as np
@@ -96,8 +95,7 @@ if not question:
 
 model_path = SPEC.path
 result_key = (common.digest(data), question, str(model_path), model_path.stat().st_mtime_ns)
-results = st.session_state.setdefault("vqa_results", collections.OrderedDict())
-result = results.get(result_key)
+result = common.recall("vqa_results", result_key)
 if result is None:
     height, width = model.input_size
     pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) at the backbone's size
@@ -110,9 +108,7 @@ if result is None:
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
-    results[result_key] = result
-    while len(results) > RESULTS_KEPT:
-        results.popitem(last=False)
+    common.remember("vqa_results", result_key, result, RESULTS_KEPT)
 
 # ----------------------------------------------------------------------------- answer
 shown = common.enlarge_for_display(image, 256, 384)  # easy-VQA images are 64x64: scaled up, crisp
