@@ -338,6 +338,19 @@ def png_bytes(image) -> bytes:
     return buf.getvalue()
 
 
+def alignment_png(column_labels, row_labels, weights, xlabel: str, ylabel: str, **figure_options) -> bytes:
+    """PNG bytes of an attention heat map: `weights` (rows x columns), the axes titled."""
+    from captioner.visualize.alignment_heatmap import alignment_figure
+
+    fig = alignment_figure(column_labels, row_labels, weights, **figure_options)
+    ax = fig.axes[0]
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+    return buf.getvalue()
+
+
 def json_bytes(obj) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 

@@ -5,8 +5,6 @@ or the file named by CAPTIONER_ENTAIL_MODEL. The page shows the label, the three
 probabilities, and the hypothesis-over-premise attention as a heat map.
 """
 
-import io
-
 import numpy as np
 import streamlit as st
 
@@ -29,19 +27,6 @@ def use_example():
     picked = st.session_state.get("entail_example")
     if picked is not None:
         st.session_state["entail_premise"], st.session_state["entail_hypothesis"] = EXAMPLES[picked]
-
-
-def attention_png(premise_tokens, hypothesis_tokens, weights):
-    """PNG bytes: the hypothesis-over-premise attention, premise along the top, hypothesis down the side."""
-    from captioner.visualize.alignment_heatmap import alignment_figure
-
-    fig = alignment_figure(premise_tokens, hypothesis_tokens, weights)
-    ax = fig.axes[0]
-    ax.set_xlabel("premise")
-    ax.set_ylabel("hypothesis")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
-    return buf.getvalue()
 
 
 st.title("Does the premise entail the hypothesis?")
@@ -99,7 +84,7 @@ if result.attention is None or np.size(result.attention) == 0:
     st.info("This model does not expose its attention between the sentences.")
 else:
     weights = np.asarray(result.attention, dtype=np.float32)  # (hypothesis words, premise words)
-    heatmap = attention_png(result.premise_tokens, result.hypothesis_tokens, weights)
+    heatmap = common.alignment_png(result.premise_tokens, result.hypothesis_tokens, weights, "premise", "hypothesis")
     st.caption("Row i is hypothesis word i, column j premise word j; each row sums to 1 (white 1, black 0). "
                "The classifier compares each word with what it attends to in the other sentence.")
     spread = float(np.abs(weights - 1.0 / weights.shape[1]).max())  # 0 for a perfectly uniform row

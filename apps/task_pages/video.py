@@ -7,7 +7,6 @@ the user picks among those present. Uploads are written only into a
 Sample clips (generated, like the models' training data) are in assets/samples/video/.
 """
 
-import io
 import tempfile
 from pathlib import Path
 
@@ -37,19 +36,6 @@ def weighted_frame(frame, weight, peak):
     """The frame dimmed where the model looked little: brightness 0.4 + 0.6 * weight / peak."""
     scale = 0.4 + 0.6 * (weight / peak if peak > 0 else 0.0)  # the dimmest frame stays readable
     return np.clip(frame.astype(np.float32) * scale, 0, 255).astype(np.uint8)
-
-
-def words_by_frames_png(frame_labels, word_labels, weights):
-    """PNG bytes: attention over the sampled frames (columns) for each word (rows)."""
-    from captioner.visualize.alignment_heatmap import alignment_figure
-
-    fig = alignment_figure(frame_labels, word_labels, weights, cell_inches=0.42)
-    ax = fig.axes[0]
-    ax.set_xlabel("sampled frame")
-    ax.set_ylabel("word (generated)")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
-    return buf.getvalue()
 
 
 def describe_clip(model, lock, name, data, beam):
@@ -169,7 +155,8 @@ if is_captioner:
             st.image(weighted_frame(frame, w, row.max()), caption=f"{label} · {w:.0%}", width="stretch")
     st.caption("Sampled frame · time in the clip · attention weight for the chosen word (one word's weights sum "
                "to 100%); each frame is dimmed by how little attention it got.")
-    heatmap = words_by_frames_png(short_labels, word_labels, weights)
+    heatmap = common.alignment_png(short_labels, word_labels, weights, "sampled frame", "word (generated)",
+                                   cell_inches=0.42)
     heat_col, _ = st.columns([3, 2])
     with heat_col:
         st.image(heatmap, caption="attention over the sampled frames: one row per word", width="content")
