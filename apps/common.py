@@ -393,6 +393,24 @@ def model_card_expander(spec: ModelSpec, expanded=False):
         show_model_card(spec)
 
 
+def beam_metrics(result, count_label: str, count):
+    """Score, log-probability and one count of a beam-search result, side by side."""
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Score", f"{result.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
+    m2.metric("Log-probability", f"{result.log_prob:.3f}")
+    m3.metric(count_label, count)
+
+
+def beam_hypotheses(hypotheses, what: str):
+    """The ranked beam hypotheses [(text, score), ...] as a table; `what` names the text column."""
+    import pandas as pd
+
+    st.markdown("**Beam hypotheses**")
+    st.table(pd.DataFrame({"rank": range(1, len(hypotheses) + 1),
+                           what: [t for t, _ in hypotheses],
+                           "score": [f"{s:.3f}" for _, s in hypotheses]}), hide_index=True)
+
+
 def probability_bars(probabilities: dict, what: str, height=160):
     """Horizontal bars of {name: probability} on a fixed 0..1 axis, in the dict's order."""
     import pandas as pd

@@ -7,7 +7,6 @@ stepping through the words does not decode again.
 
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 from PIL import Image
 
@@ -84,17 +83,8 @@ with image_col:
     st.image(shown, caption=source_name, width="stretch")
 with text_col:
     st.markdown(f"### {caption.text or '(empty caption)'}")
-    m1, m2, m3 = st.columns(3)
-    m1.metric("Score", f"{caption.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
-    m2.metric("Log-probability", f"{caption.log_prob:.3f}")
-    m3.metric("Words", len(words))
-    st.markdown("**Beam hypotheses**")
-    st.table(
-        pd.DataFrame({"rank": range(1, len(caption.hypotheses) + 1),
-                      "caption": [t for t, _ in caption.hypotheses],
-                      "score": [f"{s:.3f}" for _, s in caption.hypotheses]}),
-        hide_index=True,
-    )
+    common.beam_metrics(caption, "Words", len(words))
+    common.beam_hypotheses(caption.hypotheses, "caption")
     if maps.shape[0] == len(words) and words:
         st.caption(f"The caption reached the maximum length ({max_length} words) before the model ended it.")
 

@@ -7,7 +7,6 @@ user picks among those present, and the page says which command trains a missing
 
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import common
@@ -70,10 +69,7 @@ if result is None:
 
 # ----------------------------------------------------------------------------- translation and hypotheses
 st.markdown(f"### {result.text or '(empty translation)'}")
-m1, m2, m3 = st.columns(3)
-m1.metric("Score", f"{result.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
-m2.metric("Log-probability", f"{result.log_prob:.3f}")
-m3.metric("Words", len(result.tokens))
+common.beam_metrics(result, "Words", len(result.tokens))
 notes = []
 if result.truncated:
     notes.append(f"the sentence is longer than the {model.max_source_length} words the model reads; "
@@ -88,10 +84,7 @@ if unknown:
 for note in notes:
     st.caption(note[0].upper() + note[1:] + ".")
 
-st.markdown("**Beam hypotheses**")
-st.table(pd.DataFrame({"rank": range(1, len(result.hypotheses) + 1),
-                       "translation": [t for t, _ in result.hypotheses],
-                       "score": [f"{s:.3f}" for _, s in result.hypotheses]}), hide_index=True)
+common.beam_hypotheses(result.hypotheses, "translation")
 
 # ----------------------------------------------------------------------------- alignment
 st.subheader("Alignment: which source words each target word attended to")

@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import common
@@ -124,14 +123,8 @@ with clip_col:
 with text_col:
     if is_captioner:
         st.markdown(f"### {result.text or '(empty caption)'}")
-        m1, m2, m3 = st.columns(3)
-        m1.metric("Score", f"{result.score:.3f}", help="log P / length**alpha, the value beams are ranked by")
-        m2.metric("Log-probability", f"{result.log_prob:.3f}")
-        m3.metric("Sampled frames", len(frames))
-        st.markdown("**Beam hypotheses**")
-        st.table(pd.DataFrame({"rank": range(1, len(result.hypotheses) + 1),
-                               "caption": [t for t, _ in result.hypotheses],
-                               "score": [f"{s:.3f}" for _, s in result.hypotheses]}), hide_index=True)
+        common.beam_metrics(result, "Sampled frames", len(frames))
+        common.beam_hypotheses(result.hypotheses, "caption")
     else:
         st.markdown(f"### {result.label}")
         m1, m2 = st.columns(2)
