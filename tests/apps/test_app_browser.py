@@ -130,9 +130,8 @@ def server_env(model_path, tmp_path):
     return env
 
 
-def test_browser_upload_shows_caption_and_attention_overlays(tmp_path, tiny_caption_model):
-    pytest.importorskip("playwright")
-    model_path, sentence = tiny_caption_model
+def caption_photo_in_browser(model_path, tmp_path):
+    """A fresh server on `model_path`, the photo uploaded; (photo, caption text, overlay captions)."""
     photo = photo_file(tmp_path)
     server = StreamlitServer(server_env(model_path, tmp_path), tmp_path / "streamlit.log")
     try:
@@ -140,6 +139,13 @@ def test_browser_upload_shows_caption_and_attention_overlays(tmp_path, tiny_capt
         heading, captions = drive_caption_page(server, photo, tmp_path / "caption_page.png")
     finally:
         server.stop()
+    return photo, heading, captions
+
+
+def test_browser_upload_shows_caption_and_attention_overlays(tmp_path, tiny_caption_model):
+    pytest.importorskip("playwright")
+    model_path, sentence = tiny_caption_model
+    photo, heading, captions = caption_photo_in_browser(model_path, tmp_path)
     assert heading == sentence
     words = sentence.split() + ["<end>"]
     assert captions[0] == photo.name
@@ -154,13 +160,7 @@ def test_browser_upload_with_the_bundled_captioner(tmp_path):
     model_path = REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras"
     if not model_path.is_file():
         pytest.skip(f"bundled model {model_path.relative_to(REPO_ROOT)} is absent (see the Caption page)")
-    photo = photo_file(tmp_path)
-    server = StreamlitServer(server_env(model_path, tmp_path), tmp_path / "streamlit.log")
-    try:
-        server.wait_ready()
-        heading, captions = drive_caption_page(server, photo, tmp_path / "caption_page.png")
-    finally:
-        server.stop()
+    photo, heading, captions = caption_photo_in_browser(model_path, tmp_path)
     assert 2 <= len(heading.split()) <= 20, heading
     assert {"man", "woman", "person", "lady", "boy", "girl"} & set(heading.split()), heading  # it is a portrait
     assert captions[0] == photo.name and captions[1].startswith("attention for ")
