@@ -15,7 +15,7 @@ import tensorflow as tf
 from captioner.decoding import beam_search, tile_beams
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.frame_encoder import FrameEncoder
-from captioner.text.vocabulary import END_ID, START_ID
+from captioner.text.vocabulary import END_ID, START_ID, UNK_ID
 
 FEATURES = ("pooled", "grid")
 
@@ -88,8 +88,15 @@ class VideoCaptionModel(keras.Model):
         annotations, mask, state = self.encode(features, mask)
         memory, state = self.decoder.prepare(annotations, mask, state)
         memory = tile_beams(memory, beam_size)  # (B*K, ...)
+        # never generate <unk> or <start> (as the image captioner): a caption of real words only
+        banned = tf.scatter_nd([[UNK_ID], [START_ID]], tf.fill([2], float("-inf")), [self.vocab_size])
+
+        def step_fn(tokens, st):
+            log_probs, new_state, alpha = self.decoder.step(tokens, st, memory)
+            return log_probs + banned, new_state, alpha
+
         return beam_search(
-            lambda tokens, st: self.decoder.step(tokens, st, memory),
+            step_fn,
             state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
             start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
         )

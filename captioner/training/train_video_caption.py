@@ -248,7 +248,10 @@ def save_video_captioner(model, vocab, path, args, metrics, config):
     from captioner.training.io import atomic_path, write_json
 
     backbone = get_backbone(args.backbone)
-    captioner_model = VideoCaptioner(backbone.model, model, vocab, num_frames=args.num_frames,
+    # an uncompiled copy with the same weights: the saved file carries no optimizer state
+    model_copy = type(model).from_config(model.get_config())
+    model_copy.set_weights(model.get_weights())
+    captioner_model = VideoCaptioner(backbone.model, model_copy, vocab, num_frames=args.num_frames,
                                      sample_fps=args.fps or 0.0, beam_size=args.beam_size, alpha=args.alpha,
                                      max_length=args.max_length,
                                      training_config={"feature": args.feature, "seed": args.seed})

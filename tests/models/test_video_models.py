@@ -87,6 +87,19 @@ def test_caption_model_masks_frames_and_attends_only_to_real_ones():
         assert np.all(attention[b, :, :, ~mask[b]] == 0)
 
 
+def test_caption_model_never_generates_unk_or_start():
+    v = vocab()
+    model = VideoCaptionModel(len(v), D, units=16, projection_dim=8, embedding_dim=8, attention_units=8)
+    out_layer = model.decoder.vocab_dense
+    kernel, bias = out_layer.get_weights()
+    bias[:] = 0.0
+    bias[[1, 3]] = 50.0  # <start> and <unk> would win every step
+    out_layer.set_weights([kernel * 0.0, bias])
+    x, mask = features()
+    tokens = model.generate(x, mask, beam_size=2, max_length=6)["tokens"].numpy()
+    assert not np.isin(tokens, [1, 3]).any()
+
+
 def test_caption_model_learns_captions_from_features():
     v = vocab()
     keras.utils.set_random_seed(0)
