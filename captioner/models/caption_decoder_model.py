@@ -94,8 +94,9 @@ class CaptionDecoderModel(keras.Model):
     def _generate(self, annotations, beam_size, alpha, max_length):
         projected = self.project(annotations)  # (B, R, P)
         memory, state = self.decoder.prepare(projected)  # memory leaves (B, ...), not tiled
-        # never generate <unk> or <start>: a caption of real words only
-        banned = tf.scatter_nd([[UNK_ID], [START_ID]], tf.fill([2], float("-inf")), [self.vocab_size])
+        # never generate <pad>, <unk> or <start>: a caption of real words only (the frozen
+        # continuation of a finished beam is the search's own business and not affected)
+        banned = tf.scatter_nd([[PAD_ID], [UNK_ID], [START_ID]], tf.fill([3], float("-inf")), [self.vocab_size])
 
         def step_fn(tokens, st, rows):
             # compact beam search: only the M hypotheses still being extended, rows (M,) = b*K + k
