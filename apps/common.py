@@ -60,7 +60,7 @@ MODELS = {
         ModelSpec("caption", "Flickr8k soft-attention captioner", "assets/models/flickr8k_attention.keras",
                   "CAPTIONER_CAPTION_MODEL",
                   "captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
-                  "--features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention "
+                  "--features work/flickr8k_lite2.h5 --backbone efficientnet_lite2 --output-dir runs/flickr8k_attention "
                   "--model-out assets/models/flickr8k_attention.keras --seed 1"),
         ModelSpec("vqa", "easy-VQA question-guided attention", "assets/models/easy_vqa.keras",
                   "CAPTIONER_VQA_MODEL",

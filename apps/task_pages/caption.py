@@ -17,7 +17,7 @@ GRID_COLUMNS = 5
 RESULTS_KEPT = 8
 
 st.title("Caption an image")
-st.caption("An EfficientNet-Lite0 grid of 7x7 regions, an LSTM decoder with soft attention "
+st.caption("An EfficientNet-Lite2 grid of 9x9 regions, an LSTM decoder with soft attention "
            "(Show, Attend and Tell) and beam search. Each word comes with the map of where the "
            "model looked when it chose that word.")
 
