@@ -66,11 +66,15 @@ MODELS = {
                   "CAPTIONER_VQA_MODEL",
                   "captioner train vqa --dataset easy-vqa --features work/easy_vqa_lite0.h5 "
                   "--output-dir runs/easy_vqa_attention --model-out assets/models/easy_vqa.keras "
-                  "--kind attention --seed 1"),
+                  "--kind attention --hops 2 --question-words --fusion product --reduce-dim 64 "
+                  "--embedding-dim 64 --units 128 --attention-units 128 --hidden-units 256 --batch-size 256 "
+                  "--patience 6 --epochs 40 --seed 1"),
         ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
                   "CAPTIONER_TRANSLATE_FR_EN_MODEL",
                   "captioner train translate --format anki --data ../shared/datasets/anki-fra-eng/fra.txt "
-                  "--reverse --output-dir runs/anki_fr_en --model-out assets/models/anki_fr_en.keras --seed 1"),
+                  "--reverse --kind attention --embedding-dim 192 --units 192 --attention-units 192 "
+                  "--batch-size 256 --learning-rate 0.002 --steps-per-epoch 150 --epochs 12 "
+                  "--output-dir runs/anki_fr_en --model-out assets/models/anki_fr_en.keras --seed 1"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL",
                   "captioner train translate --format multi30k --data ../shared/datasets/multi30k "
