@@ -397,6 +397,25 @@ def model_card_expander(spec: ModelSpec, expanded=False):
         show_model_card(spec)
 
 
+def decoding_controls(model, key: str, what: str, max_words: int | None = None):
+    """Sidebar sliders for beam width, length-penalty alpha and (with `max_words`) the maximum
+    length, starting at the model's own defaults. `what` names the outputs ("captions").
+    Returns (beam_size, alpha, max_length or None)."""
+    with st.sidebar:
+        st.header("Decoding")
+        beam_size = st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key=f"{key}_beam",
+                              help=f"How many partial {what} are kept at each step; 1 is greedy decoding.")
+        alpha = st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
+                          key=f"{key}_alpha",
+                          help=f"Hypotheses are ranked by log P / length**alpha: 0 favours short {what}, "
+                               "1 is the mean log-probability per word.")
+        max_length = None
+        if max_words:
+            max_length = st.slider("Maximum length (words)", 3, max_words,
+                                   min(max_words, max(3, int(model.max_length))), key=f"{key}_max_length")
+    return beam_size, alpha, max_length
+
+
 def beam_metrics(result, count_label: str, count):
     """Score, log-probability and one count of a beam-search result, side by side."""
     m1, m2, m3 = st.columns(3)

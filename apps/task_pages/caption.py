@@ -38,16 +38,7 @@ model, model_lock = loaded
 from captioner.errors import ImageError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
 from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
-with st.sidebar:
-    st.header("Decoding")
-    beam_size = st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="caption_beam",
-                          help="How many partial captions are kept at each step; 1 is greedy decoding.")
-    alpha = st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
-                      key="caption_alpha",
-                      help="Hypotheses are ranked by log P / length**alpha: 0 favours short captions, "
-                           "1 is the mean log-probability per word.")
-    max_length = st.slider("Maximum length (words)", 3, 40, min(40, max(3, int(model.max_length))),
-                           key="caption_max_length")
+beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
 
 source_name, data = common.upload_or_sample(upload, sample_name, common.SAMPLES_DIR, "Upload a photo to caption it.")
 

@@ -38,16 +38,7 @@ model, model_lock = loaded
 
 from captioner.visualize.alignment_heatmap import alignment_heatmap  # noqa: E402  (after the inputs: loads TensorFlow)
 
-with st.sidebar:
-    st.header("Decoding")
-    beam_size = st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="translate_beam",
-                          help="How many partial translations are kept at each step; 1 is greedy decoding.")
-    alpha = st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
-                      key="translate_alpha",
-                      help="Hypotheses are ranked by log P / length**alpha: 0 favours short translations, "
-                           "1 is the mean log-probability per word.")
-    max_length = st.slider("Maximum length (words)", 3, 80, min(80, max(3, int(model.max_length))),
-                           key="translate_max_length")
+beam_size, alpha, max_length = common.decoding_controls(model, "translate", "translations", max_words=80)
 
 sentence = (sentence or "").strip()
 if not model.source_tokens(sentence):

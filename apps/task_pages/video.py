@@ -79,12 +79,7 @@ from captioner.errors import ImageError, InputError  # noqa: E402  (after the in
 
 beam = None
 if is_captioner:
-    with st.sidebar:
-        st.header("Decoding")
-        beam = (st.slider("Beam width", 1, 10, min(10, max(1, int(model.beam_size))), key="video_beam",
-                          help="How many partial captions are kept at each step; 1 is greedy decoding."),
-                st.slider("Length penalty alpha", 0.0, 2.0, min(2.0, max(0.0, float(model.alpha))), step=0.1,
-                          key="video_alpha", help="Hypotheses are ranked by log P / length**alpha."))
+    beam = common.decoding_controls(model, "video", "captions")[:2]
 
 source_name, data = common.upload_or_sample(upload, sample_name, SAMPLES_DIR, "Upload a clip to describe it.")
 
