@@ -65,6 +65,9 @@ def add_model_arguments(p, defaults=None):
     p.add_argument("--dev-limit", type=int, default=1000, help="dev sentences decoded per epoch")
     p.add_argument("--eval-limit", type=int, default=None, help="score only the first N held-out sources (smoke runs)")
     p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--lr-decay", type=float, default=1.0,
+                   help="multiply the learning rate by this after each epoch without dev improvement "
+                        "(1: constant; 0.5 halves it on every plateau)")
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop training then (best epoch kept)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--limit", type=int, default=None, help="use only the first N training pairs (smoke runs)")
@@ -292,7 +295,8 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
         return {"dev_BLEU": scores["BLEU"]}
 
     callbacks = [EpochCheckpoint(run_dir, epoch_eval, "dev_BLEU", patience=args.patience, state=state,
-                                 plot_fn=lambda h, d: plot_history(h, d, "dev_BLEU"))]
+                                 plot_fn=lambda h, d: plot_history(h, d, "dev_BLEU"),
+                                 lr_decay=getattr(args, "lr_decay", 1.0))]
     if args.time_budget:
         callbacks.append(TimeBudget(args.time_budget))
     t0 = time.perf_counter()
