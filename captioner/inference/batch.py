@@ -382,31 +382,46 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                file=sys.stderr)
     start = time.perf_counter()
     try:
-        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            pending = collections.deque()
+        # three stages overlap: the thread pool decodes JPEGs `prefetch` batches ahead, one
+        # thread runs the backbone on the next batch, and this thread runs the beam search
+        # on the current one (both TF calls release the GIL; the beam search's many small
+        # ops leave cores idle that the backbone's convolutions fill)
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool, \
+                concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="backbone") as encoder:
+            pending = collections.deque()  # (batch, decode futures)
+            encoding = collections.deque()  # (batch, decoded, ok, features future or None)
 
             def submit(batch):
                 pending.append((batch, [pool.submit(_decode, p, size, attention_dir is not None)
                                         for p in batch]))
 
-            for batch in batches[:prefetch]:
-                submit(batch)
-            next_batch = prefetch
-            while pending:
+            def encode_next():
                 batch, futures = pending.popleft()
-                if next_batch < len(batches):
-                    submit(batches[next_batch])
-                    next_batch += 1
+                if next_batch[0] < len(batches):
+                    submit(batches[next_batch[0]])
+                    next_batch[0] += 1
                 decoded = [f.result() for f in futures]
                 ok = [i for i, (pixels, _, _) in enumerate(decoded) if pixels is not None]
-                captions = {}
+                features = None
                 if ok:
                     # always `width` images per call (zero images pad a short batch), so the
-                    # compiled beam search is traced once per run, not once per batch size
+                    # compiled backbone and beam search are traced once per run, not per batch size
                     pixels = np.zeros((max(width, len(ok)), size[0], size[1], 3), np.uint8)  # (width, h, w, 3)
                     for j, i in enumerate(ok):
                         pixels[j] = decoded[i][0]
-                    out = model.generate(pixels, beam_size, alpha, max_length)
+                    features = encoder.submit(model.encode, pixels)
+                encoding.append((batch, decoded, ok, features))
+
+            for batch in batches[:prefetch]:
+                submit(batch)
+            next_batch = [prefetch]
+            while pending or encoding:
+                while pending and len(encoding) < 2:  # the next batch's backbone runs meanwhile
+                    encode_next()
+                batch, decoded, ok, features = encoding.popleft()
+                captions = {}
+                if ok:
+                    out = model.generate_from_features(features.result(), beam_size, alpha, max_length)
                     out = {k: v[:len(ok)] for k, v in out.items()}
                     captions = dict(zip(ok, model.decode_outputs(out)))
                 figures = {}

@@ -81,6 +81,26 @@ class ImageCaptioner(keras.Model):
         out = self._fns[key](tf.convert_to_tensor(pixels))
         return {k: v.numpy() for k, v in out.items()}
 
+    def encode(self, pixels):
+        """Compiled backbone: pixel batch -> the decoder's annotations (a tensor, kept on device).
+
+        With `generate_from_features` this splits `generate` in two, so that a batch job can
+        run the backbone on one batch while the beam search decodes the previous one."""
+        if "encode" not in self._fns:
+            self._fns["encode"] = tf.function(self.features, reduce_retracing=True)
+        return self._fns["encode"](tf.convert_to_tensor(pixels))
+
+    def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None):
+        """Compiled beam search over `encode`'s output; returns numpy arrays like `generate`."""
+        key = ("decode",
+               self.beam_size if beam_size is None else int(beam_size),
+               self.alpha if alpha is None else float(alpha),
+               self.max_length if max_length is None else int(max_length))
+        if key not in self._fns:
+            self._fns[key] = tf.function(lambda f: self.decoder._generate(f, *key[1:]), reduce_retracing=True)
+        out = self._fns[key](features)
+        return {k: v.numpy() for k, v in out.items()}
+
     def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16):
         """Caption images: paths, bytes, PIL images or arrays (any size; resized without crop).
 
