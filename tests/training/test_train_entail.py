@@ -1,0 +1,58 @@
+"""`captioner train entail` (classify) on a generated SICK file, with pretrained vectors."""
+
+import json
+
+import keras
+import numpy as np
+
+import captioner  # noqa: F401
+from captioner.cli import main
+
+HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\tentailment_BA\t"
+          "sentence_A_original\tsentence_B_original\tsentence_A_dataset\tsentence_B_dataset\tSemEval_set")
+SUBJECTS = ["a man", "a woman", "a boy", "a girl"]
+VERBS = ["is playing", "is singing", "is running", "is cooking"]
+
+
+def _sick(tmp_path):
+    rows, i = [], 0
+    for split, n in (("TRAIN", 60), ("TRIAL", 12)):
+        for k in range(n):
+            s, v = SUBJECTS[k % 4], VERBS[(k // 4) % 4]
+            label = ("ENTAILMENT", "CONTRADICTION", "NEUTRAL")[k % 3]
+            hyp = {"ENTAILMENT": f"{s} {v}", "CONTRADICTION": f"{s} is not {v.split()[1]}",
+                   "NEUTRAL": f"{SUBJECTS[(k + 1) % 4]} {v}"}[label]
+            i += 1
+            rows.append("\t".join([str(i), f"{s} {v}", hyp, label, "3", "x", "x", "a", "b", "F", "F", split]))
+    f = tmp_path / "SICK.txt"
+    f.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
+    return str(f)
+
+
+def test_pretrained_frozen_embeddings_and_extra_vocabulary(tmp_path):
+    rng = np.random.default_rng(0)
+    words = ["a", "man", "woman", "is", "not", "playing", "zebra", "giraffe"]
+    glove = {w: rng.normal(size=6).round(4) for w in words}
+    vec_file = tmp_path / "glove.txt"
+    vec_file.write_text("".join(w + " " + " ".join(map(str, v)) + "\n" for w, v in glove.items()))
+    out = tmp_path / "run"
+    assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(out),
+                 "--embeddings", str(vec_file), "--embeddings-vocab", "8", "--freeze-embeddings",
+                 "--units", "8", "--hidden-units", "8", "--epochs", "2", "--batch-size", "16"]) == 0
+    model = keras.models.load_model(out / "model.keras")
+    vocab = model.vocabulary
+    assert "zebra" in vocab and "giraffe" in vocab  # from the vectors, never in training
+    table = model.encoder.embedding.get_weights()[0]
+    assert table.shape == (len(vocab), 6)
+    for w in ("man", "zebra", "not"):  # frozen: still the pretrained vectors after training
+        np.testing.assert_allclose(table[vocab.token_to_id(w)], glove[w], atol=1e-6)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["embeddings"]["frozen"] is True
+    assert metrics["embeddings"]["vocabulary_words_with_vector"] == 8
+    assert 0 <= metrics["TRIAL_accuracy"] <= 100
+
+
+def test_embedding_options_need_embeddings(tmp_path, capsys):
+    assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(tmp_path / "r"),
+                 "--freeze-embeddings"]) != 0
+    assert "need --embeddings" in capsys.readouterr().err
