@@ -202,7 +202,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
 
     ds = tf.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(len(y_tr), seed=args.seed).batch(args.batch_size)
     callbacks = [EpochCheckpoint(run_dir, epoch_eval, "dev_accuracy", patience=args.patience, state=state,
-                                 plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"))]
+                                 plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"), lr_decay=args.lr_decay)]
     if args.time_budget:
         callbacks.append(TimeBudget(args.time_budget))
     t0 = time.perf_counter()
