@@ -149,27 +149,17 @@ class AttentionDecoder(keras.layers.Layer):
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
-    def _recurrent_step(self, x_e, state, memory, rows=None, group_size=1):
-        """x_e: embedding already projected by kernel_e (B, G*H). Returns (state, context, alpha).
-
-        With `rows` (M,), state and x_e hold M rows of a (B * group_size)-row layout while
-        memory stays per input (B, ...): see `step`."""
+    def _recurrent_step(self, x_e, state, memory):
+        """x_e: embedding already projected by kernel_e (B, G*H). Returns (state, context, alpha)."""
         h_prev, c_prev = state["h"], state["c"]
         if self.context == "attention":
-            if rows is None:
-                context, alpha = self.attention(h_prev, memory["keys"], memory["annotations"], memory["mask"])
-            else:
-                context, alpha = self.attention.attend_rows(h_prev, rows, group_size, memory["keys"],
-                                                            memory["annotations"], memory["mask"])
+            context, alpha = self.attention(h_prev, memory["keys"], memory["annotations"], memory["mask"])
             if self.gate:
                 context = context * self.gate_dense(h_prev)  # beta_t, a scalar gate (Xu et al. 4.2.1)
         else:
-            mask, mean = memory["mask"], memory["mean"]
-            if rows is not None:
-                mask, mean = tf.gather(mask, rows // group_size), tf.gather(mean, rows // group_size)
-            mask = tf.cast(mask, x_e.dtype)
+            mask = tf.cast(memory["mask"], x_e.dtype)
             alpha = mask / tf.maximum(tf.reduce_sum(mask, -1, keepdims=True), 1.0)  # uniform (B, R)
-            context = mean if self.context == "concat" else None
+            context = memory["mean"] if self.context == "concat" else None
         x = x_e + self._cast(self.bias)
         if context is not None:
             x = x + tf.matmul(context, self._cast(self.kernel_z))  # (B, G*H)
@@ -235,15 +225,11 @@ class AttentionDecoder(keras.layers.Layer):
         return logits, alphas
 
     # -- one step, for beam search ----------------------------------------------------
-    def step(self, tokens, state, memory, rows=None, group_size=1):
-        """tokens (N,) previous words; returns log-probs (N, V), new state, alpha (N, R).
-
-        Memory leaves have N rows, or, with `rows` (N,) int32, they stay per input (B, ...)
-        and row i of tokens/state is row rows[i] of a (B * group_size)-row layout, input
-        rows[i] // group_size (compact beam search; nothing per-input is gathered per row)."""
+    def step(self, tokens, state, memory):
+        """tokens (N,) previous words; returns log-probs (N, V), new state, alpha (N, R)."""
         embedded = self.embedding(tokens)  # (N, E)
         x_e = tf.matmul(embedded, self._cast(self.kernel_e))
-        new_state, context, alpha = self._recurrent_step(x_e, state, memory, rows, group_size)
+        new_state, context, alpha = self._recurrent_step(x_e, state, memory)
         logits = self._output_logits(embedded, new_state["h"], context)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
 

@@ -100,7 +100,9 @@ class CaptionDecoderModel(keras.Model):
 
         def step_fn(tokens, st, rows):
             # compact beam search: only the M hypotheses still being extended, rows (M,) = b*K + k
-            log_probs, new_state, alpha = self.decoder.step(tokens, st, memory, rows=rows, group_size=beam_size)
+            inputs = rows // beam_size  # (M,)
+            mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs), memory)  # leaves (M, ...)
+            log_probs, new_state, alpha = self.decoder.step(tokens, st, mem)
             return log_probs + banned, new_state, alpha
 
         return beam_search(

@@ -66,29 +66,3 @@ def test_config_round_trip():
 def test_bad_config_is_refused():
     with pytest.raises(ValueError, match="cell"):
         AttentionDecoder(10, cell="rnn")
-
-
-@pytest.mark.parametrize("config", CONFIGS)
-def test_step_on_rows_of_per_input_memory_equals_step_on_gathered_memory(config):
-    """step(..., rows=, group_size=) (compact beam search: memory stays per input) gives what
-    step() gives on memory gathered per row, for any subset and order of rows."""
-    keras.utils.set_random_seed(1)
-    dec = _decoder(**config)
-    rng = np.random.default_rng(1)
-    B, K = 3, 4
-    ann = rng.normal(size=(B, 4, 7)).astype("float32")
-    mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], bool)
-    init = {"h": rng.normal(size=(B, 8)).astype("float32"), "c": rng.normal(size=(B, 8)).astype("float32")}
-    memory, _ = dec.prepare(ann, mask, init)
-    rows = np.array([0, 2, 3, 5, 9, 10, 11], np.int32)  # rows of a B*K layout; input = row // K
-    tokens = rng.integers(0, 11, size=len(rows)).astype("int32")
-    state = {"h": rng.normal(size=(len(rows), 8)).astype("float32"),
-             "c": rng.normal(size=(len(rows), 8)).astype("float32")}
-    gathered = tf.nest.map_structure(lambda t: tf.gather(t, rows // K), memory)
-    want = dec.step(tokens, state, gathered)
-    got = dec.step(tokens, state, memory, rows=tf.constant(rows), group_size=K)
-    for w, g in zip(tf.nest.flatten(want), tf.nest.flatten(got)):
-        np.testing.assert_allclose(g, w, atol=1e-5)
-    # the masked annotations of input 1 (rows 5) and 2 (rows 9-11) get no attention
-    alpha = got[2].numpy()
-    assert np.all(alpha[3, 2:] < 1e-6) and np.all(alpha[4:, 1:] < 1e-6)
