@@ -79,12 +79,15 @@ MODELS = {
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL",
                   "captioner train translate --format multi30k --data ../shared/datasets/multi30k "
                   "--source en --target de --output-dir runs/multi30k_en_de "
-                  "--model-out assets/models/multi30k_en_de.keras --seed 1"),
+                  "--model-out assets/models/multi30k_en_de.keras --embedding-dim 256 --units 256 "
+                  "--attention-units 256 --dropout 0.3 --epochs 17 --steps-per-epoch 450 --dev-limit 1000 "
+                  "--patience 4 --lr-decay 0.5 --seed 1"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
                   "CAPTIONER_ENTAIL_MODEL",
                   "captioner train entail --task classify --format sick "
                   "--data ../shared/datasets/sick/SICK_train_trial.txt --output-dir runs/sick_entailment "
-                  "--model-out assets/models/sick_entailment.keras --seed 1"),
+                  "--model-out assets/models/sick_entailment.keras --embeddings glove-6b-50d "
+                  "--embeddings-vocab 20000 --epochs 30 --patience 6 --seed 1"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL",
                   "python scripts/make_video_datasets.py --out work/video --seed 0\n"
