@@ -55,7 +55,7 @@ class ImageCaptioner(keras.Model):
         grid = backbone._outputs_struct["grid"].shape
         self.grid_shape = (int(grid[1]), int(grid[2]))
         self.input_size = (int(backbone.inputs[0].shape[1]), int(backbone.inputs[0].shape[2]))
-        self._fns = {}
+        self._encode_fn = None
         self.built = True  # backbone and decoder hold all weights already
 
     def features(self, pixels):
@@ -73,32 +73,24 @@ class ImageCaptioner(keras.Model):
 
     def generate(self, pixels, beam_size=None, alpha=None, max_length=None):
         """Compiled `call` for uint8/float pixel batches; returns numpy arrays."""
-        key = (self.beam_size if beam_size is None else int(beam_size),
-               self.alpha if alpha is None else float(alpha),
-               self.max_length if max_length is None else int(max_length))
-        if key not in self._fns:
-            self._fns[key] = tf.function(lambda x: self.call(x, *key), reduce_retracing=True)
-        out = self._fns[key](tf.convert_to_tensor(pixels))
-        return {k: v.numpy() for k, v in out.items()}
+        return self.generate_from_features(self.encode(pixels), beam_size, alpha, max_length)
 
     def encode(self, pixels):
-        """Compiled backbone: pixel batch -> the decoder's annotations (a tensor, kept on device).
+        """Compiled backbone: pixel batch -> the decoder's annotations (a tensor).
 
-        With `generate_from_features` this splits `generate` in two, so that a batch job can
-        run the backbone on one batch while the beam search decodes the previous one."""
-        if "encode" not in self._fns:
-            self._fns["encode"] = tf.function(self.features, reduce_retracing=True)
-        return self._fns["encode"](tf.convert_to_tensor(pixels))
+        `generate` is `encode` then `generate_from_features`; a batch job calls the two
+        itself, so that the backbone runs on one batch while the beam search decodes the
+        previous one."""
+        if self._encode_fn is None:
+            self._encode_fn = tf.function(self.features, reduce_retracing=True)
+        return self._encode_fn(tf.convert_to_tensor(pixels))
 
     def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None):
-        """Compiled beam search over `encode`'s output; returns numpy arrays like `generate`."""
-        key = ("decode",
-               self.beam_size if beam_size is None else int(beam_size),
-               self.alpha if alpha is None else float(alpha),
-               self.max_length if max_length is None else int(max_length))
-        if key not in self._fns:
-            self._fns[key] = tf.function(lambda f: self.decoder._generate(f, *key[1:]), reduce_retracing=True)
-        out = self._fns[key](features)
+        """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays."""
+        out = self.decoder.generate(features,
+                                    self.beam_size if beam_size is None else beam_size,
+                                    self.alpha if alpha is None else alpha,
+                                    self.max_length if max_length is None else max_length)
         return {k: v.numpy() for k, v in out.items()}
 
     def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16):
