@@ -3,6 +3,8 @@
 Every error that reaches a user names the input it is about and what is wrong with it.
 """
 
+import contextlib
+
 
 class CaptionerError(Exception):
     """Base class of every error captioner raises on purpose."""
@@ -23,3 +25,15 @@ class ImageError(InputError):
 
 class WeightsError(CaptionerError):
     """Pretrained weights are missing, unsafe or do not match the architecture."""
+
+
+@contextlib.contextmanager
+def text_file_errors(path):
+    """Around opening and reading a text file: a missing file or bytes that are not UTF-8
+    become an InputError naming `path` (format errors are the reader's own to report)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text ({e})") from None

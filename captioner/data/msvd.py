@@ -21,7 +21,7 @@ import dataclasses
 import os
 import warnings
 
-from captioner.errors import InputError
+from captioner.errors import InputError, text_file_errors
 
 __all__ = ["VideoCaptionDataset", "load_msvd", "read_msvd_captions", "index_videos", "read_id_list"]
 
@@ -65,15 +65,11 @@ class VideoCaptionDataset:
 
 
 def _open_csv(path):
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as f:
+    with text_file_errors(path), open(path, encoding="utf-8-sig", newline="") as f:
+        try:
             return list(csv.reader(f))
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e})") from None
-    except csv.Error as e:
-        raise InputError(f"{path}: malformed csv ({e})") from None
+        except csv.Error as e:
+            raise InputError(f"{path}: malformed csv ({e})") from None
 
 
 def read_msvd_captions(csv_path, language="English"):

