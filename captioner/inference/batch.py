@@ -396,10 +396,11 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                                         for p in batch]))
 
             def encode_next():
+                nonlocal next_batch
                 batch, futures = pending.popleft()
-                if next_batch[0] < len(batches):
-                    submit(batches[next_batch[0]])
-                    next_batch[0] += 1
+                if next_batch < len(batches):
+                    submit(batches[next_batch])
+                    next_batch += 1
                 decoded = [f.result() for f in futures]
                 ok = [i for i, (pixels, _, _) in enumerate(decoded) if pixels is not None]
                 features = None
@@ -414,7 +415,7 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
 
             for batch in batches[:prefetch]:
                 submit(batch)
-            next_batch = [prefetch]
+            next_batch = prefetch
             while pending or encoding:
                 while pending and len(encoding) < 2:  # the next batch's backbone runs meanwhile
                     encode_next()
