@@ -3,7 +3,8 @@
     pair_ID sentence_A sentence_B entailment_label relatedness_score entailment_AB entailment_BA
     sentence_A_original sentence_B_original sentence_A_dataset sentence_B_dataset SemEval_set
 
-(the SemEval-2014 per-split files, ``SICK_train.txt`` etc., have only the first 5 columns and no
+``entailment_BA`` (the judgment with the sentences swapped, B -> A) becomes a pair's
+``reverse_label``; `reversed_pairs` turns it into extra training pairs. (The SemEval-2014 per-split files, ``SICK_train.txt`` etc., have only the first 5 columns and no
 ``SemEval_set``; both are read). Errors name ``file:line``.
 """
 
@@ -14,10 +15,11 @@ import dataclasses
 from captioner.data.tsv_pairs import read_text_lines
 from captioner.errors import InputError
 
-__all__ = ["EntailmentPair", "LABELS", "load_sick"]
+__all__ = ["EntailmentPair", "LABELS", "load_sick", "reversed_pairs"]
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 REQUIRED = ("pair_ID", "sentence_A", "sentence_B", "entailment_label")
+REVERSE = {"B_neutral_A": "NEUTRAL", "B_entails_A": "ENTAILMENT", "B_contradicts_A": "CONTRADICTION"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +31,7 @@ class EntailmentPair:
     split: str = ""          # TRAIN / TRIAL / TEST for SICK; train/dev/test for SNLI
     relatedness: float | None = None
     origin: str = ""         # file:line
+    reverse_label: str | None = None  # SICK's entailment_BA: the label of hypothesis -> premise, if given
 
 
 def load_sick(path, splits=None) -> list[EntailmentPair]:
@@ -69,8 +72,24 @@ def load_sick(path, splits=None) -> list[EntailmentPair]:
             except ValueError:
                 raise InputError(f"{path}:{line_no}: relatedness_score "
                                  f"{cells[col['relatedness_score']]!r} is not a number") from None
+        reverse = REVERSE.get(cells[col["entailment_BA"]].strip()) if "entailment_BA" in col else None
         pairs.append(EntailmentPair(premise, hypothesis, label, cells[col["pair_ID"]].strip(), split,
-                                    relatedness, f"{path}:{line_no}"))
+                                    relatedness, f"{path}:{line_no}", reverse))
     if not pairs:
         raise InputError(f"{path}: no pairs" + (f" in split(s) {sorted(wanted)}" if wanted else ""))
     return pairs
+
+
+def reversed_pairs(pairs) -> list[EntailmentPair]:
+    """The pairs with premise and hypothesis swapped, labelled with their ``reverse_label``
+    (SICK's entailment_BA): e.g. "A man is playing" / "A man is playing a guitar" is NEUTRAL,
+    its reverse ENTAILMENT. Every pair must carry a reverse label (InputError naming the first
+    that does not)."""
+    out = []
+    for p in pairs:
+        if p.reverse_label is None:
+            raise InputError(f"{p.origin or p.pair_id}: no entailment_BA judgment ({', '.join(REVERSE)}), "
+                             "so the pair cannot be reversed")
+        out.append(dataclasses.replace(p, premise=p.hypothesis, hypothesis=p.premise, label=p.reverse_label,
+                                       reverse_label=p.label, origin=f"{p.origin} (reversed)"))
+    return out

@@ -38,6 +38,9 @@ def register(subparsers):
     p.add_argument("--train-split", default="TRAIN", help="sick: SemEval_set used for training")
     p.add_argument("--eval-split", default="TRIAL", help="sick: SemEval_set reported on")
     p.add_argument("--dev-fraction", type=float, default=0.1, help="sick: share of train pairs held out as dev")
+    p.add_argument("--add-reverse-pairs", action="store_true",
+                   help="sick: also train on every train pair with its sentences swapped, labelled with the "
+                        "file's entailment_BA judgment (dev and eval pairs stay as they are)")
     p.add_argument("--hidden-units", type=int, default=128, help="classify: local inference and MLP width")
     p.add_argument("--no-pair-features", action="store_true", help="classify: no lexical overlap/negation features")
     p.add_argument("--wordnet", choices=("auto", "yes", "no"), default="no",
@@ -60,7 +63,7 @@ def register(subparsers):
 
 def load_entailment_data(args):
     """-> (train, dev, eval pairs, eval name, description)."""
-    from captioner.data.sick import load_sick
+    from captioner.data.sick import load_sick, reversed_pairs
     from captioner.data.snli import load_snli
     from captioner.data.tsv_pairs import split_by_key
     from captioner.errors import InputError
@@ -71,9 +74,15 @@ def load_entailment_data(args):
         parts = split_by_key(train_all, key=lambda p: p.pair_id, fractions={"dev": args.dev_fraction})
         desc = {"file": args.data, "train": f"{args.train_split} minus dev", "dev": f"{args.dev_fraction:g} of "
                 f"{args.train_split} by md5 of pair_ID", "eval": args.eval_split}
-        return parts["train"], parts["dev"], evals, args.eval_split, desc
+        train = parts["train"]
+        if getattr(args, "add_reverse_pairs", False):
+            train = train + reversed_pairs(train)
+            desc["train"] += ", plus each of those pairs reversed (label: entailment_BA)"
+        return train, parts["dev"], evals, args.eval_split, desc
     if not args.dev:
         raise InputError("--format snli needs --dev DEV.jsonl")
+    if getattr(args, "add_reverse_pairs", False):
+        raise InputError("--add-reverse-pairs needs --format sick (SNLI has no reverse judgments)")
     train = load_snli(args.data, "train")
     dev = load_snli(args.dev, "dev")
     evals = load_snli(args.eval, "eval") if args.eval else dev
