@@ -94,6 +94,11 @@ def register(subparsers):
     p.add_argument("--test-fraction", type=float, default=0.05, help="anki: English sentences held out as test")
     p.add_argument("--split-elisions", choices=("auto", "yes", "no"), default="auto",
                    help="split French elisions (l'afrique -> l' afrique) on the source side; auto: for French")
+    p.add_argument("--copy-unk-rate", type=float, default=0.0, metavar="P",
+                   help="teach the model to pass through words it has never seen (names): in each batch, "
+                        "replace a word written the same on both sides (tom, paris, 1984) by <unk> on both "
+                        "sides with probability P, so an unknown source word yields <unk>, which decoding "
+                        "then replaces with the source word it attends to (0: off)")
     add_model_arguments(p)
     p.set_defaults(func=run)
 
@@ -141,16 +146,43 @@ def grouped_references(pairs):
     return list(refs.items())
 
 
+def copyable_positions(src_tokens, tgt_tokens, min_share=0.8):
+    """Where a pair has the same word on both sides, as a translation of itself: for each pair,
+    [(source position, target position)] of the words that occur exactly once on each side and
+    are "copy words" of the corpus: alphanumeric, and in at least `min_share` of the pairs whose
+    source has them the target has them too, and vice versa (so French "a" / English "a", which
+    are different words, are not; "tom", "paris" and "1984" are)."""
+    both, in_src, in_tgt = collections.Counter(), collections.Counter(), collections.Counter()
+    for s, t in zip(src_tokens, tgt_tokens):
+        ss, ts = set(s), set(t)
+        in_src.update(ss)
+        in_tgt.update(ts)
+        both.update(ss & ts)
+    copy = {w for w, n in both.items()
+            if w.isalnum() and n >= min_share * in_src[w] and n >= min_share * in_tgt[w]}
+    out = []
+    for s, t in zip(src_tokens, tgt_tokens):
+        sc, tc = collections.Counter(s), collections.Counter(t)
+        out.append([(s.index(w), t.index(w)) for w in sc if w in copy and sc[w] == 1 and tc[w] == 1])
+    return out
+
+
 class BucketedBatches:
     """Encoded (source, target) id sequences in batches of similar source length, each padded to
-    its own longest sequence; batch order shuffled anew every epoch."""
+    its own longest sequence; batch order shuffled anew every epoch.
 
-    def __init__(self, sources, targets, batch_size, seed=0):
+    With `copy_positions` (from `copyable_positions`; target positions count words, the target
+    sequences start with <start>) and `copy_unk_rate` > 0, each such word pair is replaced by
+    <unk> on both sides with that probability, drawn anew every epoch."""
+
+    def __init__(self, sources, targets, batch_size, seed=0, copy_positions=None, copy_unk_rate=0.0):
         import numpy as np
 
         self.sources, self.targets = sources, targets
         self.batch_size = batch_size
         self.seed = seed
+        self.copy_positions = copy_positions
+        self.copy_unk_rate = float(copy_unk_rate)
         self.epoch = 0
         self.src_len = np.array([len(s) for s in sources])
         self.tgt_len = np.array([len(t) for t in targets])
@@ -160,6 +192,8 @@ class BucketedBatches:
 
     def batches(self):
         import numpy as np
+
+        from captioner.text.vocabulary import UNK_ID
 
         rng = np.random.default_rng(self.seed + self.epoch)
         self.epoch += 1
@@ -173,6 +207,11 @@ class BucketedBatches:
             for r, i in enumerate(idx):
                 src[r, :self.src_len[i]] = self.sources[i]
                 tgt[r, :self.tgt_len[i]] = self.targets[i]
+                if self.copy_unk_rate and self.copy_positions and self.copy_positions[i]:
+                    for sp, tp in self.copy_positions[i]:
+                        if rng.random() < self.copy_unk_rate:
+                            src[r, sp] = UNK_ID
+                            tgt[r, tp + 1] = UNK_ID
             yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
 
     def dataset(self):
@@ -261,8 +300,17 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
         src_vocab.save(vocab_paths[0])
         tgt_vocab.save(vocab_paths[1])
     log.info("%d training pairs; vocabularies: source %d, target %d", len(keep), len(src_vocab), len(tgt_vocab))
+    copy_rate = getattr(args, "copy_unk_rate", 0.0)
+    if not 0.0 <= copy_rate < 1.0:
+        from captioner.errors import InputError
+        raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
+    copy_positions = copyable_positions(src_tokens, tgt_tokens) if copy_rate else None
+    if copy_positions:
+        log.info("--copy-unk-rate %g: %d of %d pairs have a word written the same on both sides", copy_rate,
+                 sum(bool(c) for c in copy_positions), len(copy_positions))
     batches = BucketedBatches([src_vocab.encode(t, add_start=False, add_end=False) for t in src_tokens],
-                              [tgt_vocab.encode(t) for t in tgt_tokens], args.batch_size, seed=args.seed)
+                              [tgt_vocab.encode(t) for t in tgt_tokens], args.batch_size, seed=args.seed,
+                              copy_positions=copy_positions, copy_unk_rate=copy_rate)
     steps = args.steps_per_epoch or len(batches)
     dev_refs, eval_refs = grouped_references(dev), grouped_references(evals)
 

@@ -1,0 +1,77 @@
+"""`captioner train translate`: the copy-word <unk> augmentation and a tiny end-to-end run on a
+generated Anki file."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import captioner  # noqa: F401
+from captioner.cli import main
+from captioner.text.vocabulary import UNK_ID
+from captioner.training.train_translate import BucketedBatches, copyable_positions
+
+
+def test_copy_words_are_those_translated_as_themselves():
+    src = [["tom", "a", "faim", "."], ["tom", "mange", "."], ["il", "a", "un", "chat", "."], ["paris", "!"]]
+    tgt = [["tom", "is", "hungry", "."], ["tom", "eats", "."], ["he", "has", "a", "cat", "."], ["paris", "!"]]
+    pos = copyable_positions(src, tgt)
+    # "a" is in both sides of pair 1 only by accident (French "has", English article): not a copy word;
+    # "." and "!" are not words
+    assert pos == [[(0, 0)], [(0, 0)], [], [(0, 0)]]
+    # a word twice on one side is ambiguous: not replaced there
+    assert copyable_positions([["tom", "et", "tom"], ["tom"]], [["tom", "and", "tom"], ["tom"]]) == [[], [(0, 0)]]
+
+
+def test_batches_replace_copy_words_by_unk_on_both_sides():
+    sources = [[10, 11, 12]] * 64
+    targets = [[1, 20, 21, 22, 2]] * 64  # <start> w w w <end>
+    positions = [[(0, 1)]] * 64  # source word 0 is target word 1
+    plain = BucketedBatches(sources, targets, 8, copy_positions=positions, copy_unk_rate=0.0)
+    assert not any((x["source"] == UNK_ID).any() for x, _ in plain.batches())
+    b = BucketedBatches(sources, targets, 8, seed=3, copy_positions=positions, copy_unk_rate=0.5)
+    hit = 0
+    for x, y in b.batches():
+        unk_src = x["source"][:, 0] == UNK_ID
+        np.testing.assert_array_equal(unk_src, x["tokens"][:, 2] == UNK_ID)  # decoder input: <start> w0 w1 ...
+        np.testing.assert_array_equal(unk_src, y[:, 1] == UNK_ID)            # the word it must predict
+        assert (x["source"][:, 1:] != UNK_ID).all() and (y[:, [0, 2]] != UNK_ID).all()
+        hit += unk_src.sum()
+    assert 16 <= hit <= 48  # about half of 64
+    again = [x["source"].copy() for x, _ in BucketedBatches(sources, targets, 8, seed=3, copy_positions=positions,
+                                                            copy_unk_rate=0.5).batches()]
+    assert all((a == x["source"]).all() for a, (x, _) in zip(again, b.__class__(
+        sources, targets, 8, seed=3, copy_positions=positions, copy_unk_rate=0.5).batches()))  # seeded
+
+
+NAMES = ["tom", "mary", "paris", "tokyo", "boston", "london"]
+PAIRS = [("{} is here.", "{} est ici."), ("I see {}.", "Je vois {}."), ("{} is big.", "{} est grand.")]
+
+
+def _anki(tmp_path):
+    lines = [f"{e.format(n.title())}\t{f.format(n.title())}" for k in range(12) for n in NAMES
+             for e, f in PAIRS if k == 0 or n != "london"] + [f"I see {k} cats.\tJe vois {k} chats." for k in range(40)]
+    f = tmp_path / "fra.txt"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(f)
+
+
+def test_train_translate_end_to_end_with_copy_unk(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--reverse",
+                 "--output-dir", str(out), "--copy-unk-rate", "0.3", "--embedding-dim", "8", "--units", "8",
+                 "--attention-units", "8", "--epochs", "2", "--batch-size", "16", "--dev-fraction", "0.2",
+                 "--test-fraction", "0.2", "--seed", "2"]) == 0
+    model = keras.models.load_model(out / "model.keras")
+    assert model.translate(["Tom est ici."])[0].source_tokens == ["tom", "est", "ici", "."]
+    card = json.loads((out / "model.json").read_text())
+    assert card["config"]["copy_unk_rate"] == 0.3
+    assert 0 <= card["metrics"]["test_beam5"]["BLEU"] <= 100
+
+
+@pytest.mark.parametrize("rate", ["1", "-0.1"])
+def test_copy_unk_rate_out_of_range(tmp_path, rate, capsys):
+    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
+                 str(tmp_path / "r"), "--copy-unk-rate", rate]) != 0
+    assert "--copy-unk-rate" in capsys.readouterr().err
