@@ -150,8 +150,64 @@ class Entailment:
     attention: np.ndarray | None  # (len(hypothesis_tokens), len(premise_tokens)): hypothesis over premise
 
 
+class _TextPairAPI:
+    """Strings in, `Entailment`s out: shared by the classifier and the ensemble of classifiers.
+    Needs `vocabulary`, `max_length`, `features(p, h)` and `call(..., return_attention=True)`."""
+
+    def prepare(self, premises, hypotheses):
+        """Raw strings -> (inputs dict of numpy arrays, premise token lists, hypothesis token lists)."""
+        pt = [entail_tokens(p)[: self.max_length] for p in premises]
+        ht = [entail_tokens(h)[: self.max_length] for h in hypotheses]
+        return self.encode_tokens(pt, ht), pt, ht
+
+    def encode_tokens(self, pt, ht):
+        v = self.vocabulary
+        return {"premise": v.encode_batch(pt, add_start=False, add_end=False),
+                "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
+                "features": np.stack([self.features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
+
+    def predict_proba(self, inputs):
+        if not hasattr(self, "_predict_fn"):
+            @tf.function(reduce_retracing=True)
+            def fn(x):
+                logits, attention = self(x, training=False, return_attention=True)
+                return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
+            self._predict_fn = fn
+        probs, attention = self._predict_fn({k: tf.convert_to_tensor(v) for k, v in inputs.items()})
+        return probs.numpy(), attention.numpy()
+
+    def entail(self, premises, hypotheses, batch_size=64):
+        """One `Entailment` per (premise, hypothesis) pair, in order. Both must be non-empty
+        strings with at least one word (else InputError naming the pair)."""
+        from captioner.errors import InputError
+
+        if isinstance(premises, str) or isinstance(hypotheses, str):
+            raise TypeError("entail() takes lists of premises and hypotheses")
+        premises, hypotheses = list(premises), list(hypotheses)
+        if len(premises) != len(hypotheses):
+            raise InputError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+        out = []
+        for start in range(0, len(premises), batch_size):
+            inputs, pt, ht = self.prepare(premises[start:start + batch_size], hypotheses[start:start + batch_size])
+            for i, (p, h) in enumerate(zip(pt, ht)):
+                if not p or not h:
+                    raise InputError(f"pair {start + i + 1}: the {'premise' if not p else 'hypothesis'} has no words")
+            probs, attention = self.predict_proba(inputs)
+            for i, (p, h) in enumerate(zip(pt, ht)):
+                out.append(Entailment(LABELS[int(np.argmax(probs[i]))],
+                                      {lab: float(probs[i, j]) for j, lab in enumerate(LABELS)},
+                                      p, h, attention[i, :len(h), :len(p)]))
+        return out
+
+    def inference_copy(self):
+        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
+        clone = type(self).from_config(self.get_config())
+        clone.set_weights(self.get_weights())
+        return clone
+
+
 @keras.saving.register_keras_serializable(package="captioner")
-class EntailmentClassifier(keras.Model):
+class EntailmentClassifier(_TextPairAPI, keras.Model):
     """{"premise" (B, P), "hypothesis" (B, H), "features" (B, F)} -> logits (B, 3)."""
 
     def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
@@ -220,58 +276,6 @@ class EntailmentClassifier(keras.Model):
         m = tf.concat([x, x_tilde, x - x_tilde, x * x_tilde, tf.cast(match, x.dtype)[..., None]], -1)
         return self.local(self.drop(m, training=training))
 
-    # -- text in, labels out -----------------------------------------------------------
-    def prepare(self, premises, hypotheses):
-        """Raw strings -> (inputs dict of numpy arrays, premise token lists, hypothesis token lists)."""
-        pt = [entail_tokens(p)[: self.max_length] for p in premises]
-        ht = [entail_tokens(h)[: self.max_length] for h in hypotheses]
-        return self.encode_tokens(pt, ht), pt, ht
-
-    def encode_tokens(self, pt, ht):
-        v = self.vocabulary
-        return {"premise": v.encode_batch(pt, add_start=False, add_end=False),
-                "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
-                "features": np.stack([self.features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
-
-    def predict_proba(self, inputs):
-        if not hasattr(self, "_predict_fn"):
-            @tf.function(reduce_retracing=True)
-            def fn(x):
-                logits, attention = self(x, training=False, return_attention=True)
-                return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
-            self._predict_fn = fn
-        probs, attention = self._predict_fn({k: tf.convert_to_tensor(v) for k, v in inputs.items()})
-        return probs.numpy(), attention.numpy()
-
-    def entail(self, premises, hypotheses, batch_size=64):
-        """One `Entailment` per (premise, hypothesis) pair, in order. Both must be non-empty
-        strings with at least one word (else InputError naming the pair)."""
-        from captioner.errors import InputError
-
-        if isinstance(premises, str) or isinstance(hypotheses, str):
-            raise TypeError("entail() takes lists of premises and hypotheses")
-        premises, hypotheses = list(premises), list(hypotheses)
-        if len(premises) != len(hypotheses):
-            raise InputError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
-        out = []
-        for start in range(0, len(premises), batch_size):
-            inputs, pt, ht = self.prepare(premises[start:start + batch_size], hypotheses[start:start + batch_size])
-            for i, (p, h) in enumerate(zip(pt, ht)):
-                if not p or not h:
-                    raise InputError(f"pair {start + i + 1}: the {'premise' if not p else 'hypothesis'} has no words")
-            probs, attention = self.predict_proba(inputs)
-            for i, (p, h) in enumerate(zip(pt, ht)):
-                out.append(Entailment(LABELS[int(np.argmax(probs[i]))],
-                                      {lab: float(probs[i, j]) for j, lab in enumerate(LABELS)},
-                                      p, h, attention[i, :len(h), :len(p)]))
-        return out
-
-    def inference_copy(self):
-        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
-        clone = type(self).from_config(self.get_config())
-        clone.set_weights(self.get_weights())
-        return clone
-
     def get_config(self):
         return {
             **super().get_config(),
@@ -286,6 +290,52 @@ class EntailmentClassifier(keras.Model):
         return cls(**config)
 
 
+@keras.saving.register_keras_serializable(package="captioner")
+class EntailmentEnsemble(_TextPairAPI, keras.Model):
+    """Classifiers trained apart (different seeds), one model: the probabilities are the mean of
+    the members' (the logits this returns are their log), the attention the mean of theirs.
+    All members must read the same vocabulary, length limit and features, so one `prepare`
+    serves them all."""
+
+    def __init__(self, members, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        members = [m if isinstance(m, EntailmentClassifier) else keras.saving.deserialize_keras_object(m)
+                   for m in members]
+        if not members:
+            raise ValueError("an ensemble needs at least one member")
+        first = members[0]
+        for k, m in enumerate(members[1:], start=2):
+            if (tuple(m.vocabulary.tokens) != tuple(first.vocabulary.tokens) or m.max_length != first.max_length
+                    or m.num_features != first.num_features or m.lexicon != first.lexicon):
+                raise ValueError(f"ensemble member {k} reads its input differently from member 1 "
+                                 "(vocabulary, max_length or features differ)")
+        self.members = members
+        self.training_config = training_config or {}
+        self.built = True
+
+    vocabulary = property(lambda self: self.members[0].vocabulary)
+    max_length = property(lambda self: self.members[0].max_length)
+
+    def features(self, premise_tokens, hypothesis_tokens):
+        return self.members[0].features(premise_tokens, hypothesis_tokens)
+
+    def call(self, inputs, training=False, return_attention=False):
+        outs = [m(inputs, training=training, return_attention=True) for m in self.members]
+        probs = tf.add_n([tf.nn.softmax(tf.cast(logits, tf.float32)) for logits, _ in outs]) / len(outs)
+        logits = tf.math.log(tf.maximum(probs, 1e-12))
+        if return_attention:
+            return logits, tf.add_n([tf.cast(a, tf.float32) for _, a in outs]) / len(outs)
+        return logits
+
+    def get_config(self):
+        return {**super().get_config(), "members": [keras.saving.serialize_keras_object(m) for m in self.members],
+                "training_config": self.training_config}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
 def _pool(v, mask):
     """Masked mean and max over time: v (B, T, K), mask (B, T) -> 2 x (B, K)."""
     m = tf.cast(mask, v.dtype)[..., None]  # (B, T, 1)
@@ -294,7 +344,7 @@ def _pool(v, mask):
     return mean, mx
 
 
-def load_entailment(path) -> EntailmentClassifier:
+def load_entailment(path) -> EntailmentClassifier | EntailmentEnsemble:
     from captioner.models.loading import load_model_file
 
-    return load_model_file(path, EntailmentClassifier, "an entailment classifier")
+    return load_model_file(path, (EntailmentClassifier, EntailmentEnsemble), "an entailment classifier")

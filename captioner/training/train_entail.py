@@ -41,6 +41,9 @@ def register(subparsers):
     p.add_argument("--add-reverse-pairs", action="store_true",
                    help="sick: also train on every train pair with its sentences swapped, labelled with the "
                         "file's entailment_BA judgment (dev and eval pairs stay as they are)")
+    p.add_argument("--members", type=int, default=1, metavar="N",
+                   help="classify: train N classifiers (seeds SEED..SEED+N-1, each in OUTPUT_DIR/memberK, each "
+                        "selected on dev) and save them as one ensemble model that averages their probabilities")
     p.add_argument("--hidden-units", type=int, default=128, help="classify: local inference and MLP width")
     p.add_argument("--no-pair-features", action="store_true", help="classify: no lexical overlap/negation features")
     p.add_argument("--wordnet", choices=("auto", "yes", "no"), default="no",
@@ -117,7 +120,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
     import numpy as np
     import tensorflow as tf
 
-    from captioner.models.entailment import LABELS, EntailmentClassifier, entail_tokens
+    from captioner.models.entailment import LABELS, EntailmentClassifier, EntailmentEnsemble, entail_tokens
     from captioner.text import Vocabulary
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
     from captioner.training.io import atomic_path, write_json
@@ -166,59 +169,88 @@ def run_classify(args, train, dev, evals, eval_name, desc):
                      len(lexicon["lemma"]), len(lexicon["general"]), len(lexicon["antonym"]))
         else:
             log.warning("no WordNet (%s): training without WordNet features", reason)
-    model = EntailmentClassifier(vocab, embedding_dim=args.embedding_dim, units=args.units,
-                                 hidden_units=args.hidden_units, dropout=args.dropout,
-                                 use_pair_features=not args.no_pair_features, lexicon=lexicon,
-                                 max_length=args.max_source_length,
-                                 training_config={"seed": args.seed, "data": desc})
-
-    embeddings_found = None
-    if vectors is not None:
-        table, embeddings_found = vectors.embedding_table(vocab, seed=args.seed)
-        model.encoder.embedding.set_weights([table])
-        log.info("embeddings %s: %d of %d vocabulary words have a pretrained vector%s", args.embeddings,
-                 embeddings_found, len(vocab) - 4, " (frozen)" if args.freeze_embeddings else "")
-        if args.freeze_embeddings:
-            model.encoder.embedding.trainable = False
+    if args.members < 1:
+        from captioner.errors import InputError
+        raise InputError(f"--members {args.members}: must be at least 1")
 
     def arrays(pairs):
-        x, _, _ = model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
+        x, _, _ = encoder_model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
         y = np.array([LABELS.index(p.label) for p in pairs], np.int32)
         return x, y
 
+    def new_member(seed):
+        keras.utils.set_random_seed(seed)
+        return EntailmentClassifier(vocab, embedding_dim=args.embedding_dim, units=args.units,
+                                    hidden_units=args.hidden_units, dropout=args.dropout,
+                                    use_pair_features=not args.no_pair_features, lexicon=lexicon,
+                                    max_length=args.max_source_length,
+                                    training_config={"seed": seed, "data": desc})
+
+    encoder_model = new_member(args.seed)  # every member reads its input the same way: one encoding
     (x_tr, y_tr), (x_dev, y_dev), (x_ev, y_ev) = arrays(train), arrays(dev), arrays(evals)
     counts = np.bincount(y_tr, minlength=3)
     log.info("train %d pairs %s, dev %d, %s %d; vocabulary %d", len(y_tr), dict(zip(LABELS, counts.tolist())),
              len(y_dev), eval_name, len(y_ev), len(vocab))
-    model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
     config = {k: v for k, v in vars(args).items() if k != "func"}
     config.update(vocab_size=len(vocab), train_pairs=len(y_tr), dev_pairs=len(y_dev), eval_pairs=len(y_ev),
                   command=command, data=desc)
     write_json(run_dir.path("config.json"), config)
-    state, initial_epoch = None, 0
-    if args.resume and run_dir.has_checkpoint():
-        state = run_dir.restore(model)
-        initial_epoch = state["epoch"]
 
-    def accuracy(x, y):
+    def accuracy(model, x, y):
         probs, _ = model.predict_proba(x)
         return float((probs.argmax(-1) == y).mean() * 100), probs
 
-    def epoch_eval():
-        return {"dev_accuracy": round(accuracy(x_dev, y_dev)[0], 2)}
+    def fit_member(seed, member_dir):
+        """Train one classifier in `member_dir` (resumable); -> (model with its best weights, info)."""
+        model = new_member(seed)
+        found = None
+        if vectors is not None:
+            table, found = vectors.embedding_table(vocab, seed=seed)
+            model.encoder.embedding.set_weights([table])
+            log.info("embeddings %s: %d of %d vocabulary words have a pretrained vector%s", args.embeddings,
+                     found, len(vocab) - 4, " (frozen)" if args.freeze_embeddings else "")
+            if args.freeze_embeddings:
+                model.encoder.embedding.trainable = False
+        model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+        state, initial_epoch = None, 0
+        if args.resume and member_dir.has_checkpoint():
+            state = member_dir.restore(model)
+            initial_epoch = state["epoch"]
 
-    ds = tf.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(len(y_tr), seed=args.seed).batch(args.batch_size)
-    callbacks = [EpochCheckpoint(run_dir, epoch_eval, "dev_accuracy", patience=args.patience, state=state,
-                                 plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"), lr_decay=args.lr_decay)]
-    if args.time_budget:
-        callbacks.append(TimeBudget(args.time_budget))
+        def epoch_eval():
+            return {"dev_accuracy": round(accuracy(model, x_dev, y_dev)[0], 2)}
+
+        ds = tf.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(len(y_tr), seed=seed).batch(args.batch_size)
+        callbacks = [EpochCheckpoint(member_dir, epoch_eval, "dev_accuracy", patience=args.patience, state=state,
+                                     plot_fn=lambda h, d: plot_history(h, d, "dev_accuracy"),
+                                     lr_decay=args.lr_decay)]
+        if args.time_budget:
+            callbacks.append(TimeBudget(args.time_budget))
+        if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
+            model.fit(ds, epochs=args.epochs, initial_epoch=initial_epoch, callbacks=callbacks, verbose=2)
+        model.load_weights(member_dir.path("best.weights.h5"))
+        return model, {"seed": seed, "best_epoch": callbacks[0].best_epoch, "embeddings_found": found}
+
     t0 = time.perf_counter()
-    if initial_epoch < args.epochs and not (state and state.get("wait", 0) >= args.patience):
-        model.fit(ds, epochs=args.epochs, initial_epoch=initial_epoch, callbacks=callbacks, verbose=2)
-    model.load_weights(run_dir.path("best.weights.h5"))
-    acc, probs = accuracy(x_ev, y_ev)
+    if args.members == 1:
+        model, info = fit_member(args.seed, run_dir)
+        members_info = None
+    else:
+        trained = []
+        for k in range(args.members):
+            log.info("ensemble member %d of %d (seed %d)", k + 1, args.members, args.seed + k)
+            trained.append(fit_member(args.seed + k, TrainingRun(run_dir.path(f"member{k + 1}"))))
+        members_info = []
+        for m, member_info in trained:
+            members_info.append({**member_info, "dev_accuracy": round(accuracy(m, x_dev, y_dev)[0], 2),
+                                 f"{eval_name}_accuracy": round(accuracy(m, x_ev, y_ev)[0], 2)})
+        info = trained[0][1]
+        model = EntailmentEnsemble([m.inference_copy() for m, _ in trained],
+                                   training_config={"seeds": [i["seed"] for i in members_info], "data": desc})
+    embeddings_found = info["embeddings_found"]
+    acc, probs = accuracy(model, x_ev, y_ev)
     pred = probs.argmax(-1)
     confusion = np.zeros((3, 3), int)
     for t, p in zip(y_ev, pred):
@@ -227,17 +259,22 @@ def run_classify(args, train, dev, evals, eval_name, desc):
     metrics = {
         "eval_split": eval_name, f"{eval_name}_accuracy": round(acc, 2),
         f"{eval_name}_majority_class_accuracy": round(float((y_ev == majority).mean() * 100), 2),
-        "majority_class": LABELS[majority], "dev_accuracy": round(accuracy(x_dev, y_dev)[0], 2),
+        "majority_class": LABELS[majority], "dev_accuracy": round(accuracy(model, x_dev, y_dev)[0], 2),
         "per_class_recall": {LABELS[i]: round(float(confusion[i, i] / max(confusion[i].sum(), 1) * 100), 2)
                              for i in range(3)},
         "confusion (rows gold, columns predicted)": {"labels": list(LABELS), "matrix": confusion.tolist()},
-        "best_epoch": callbacks[0].best_epoch, "train_minutes": round((time.perf_counter() - t0) / 60, 1),
+        "best_epoch": info["best_epoch"], "train_minutes": round((time.perf_counter() - t0) / 60, 1),
         "pair_features": not args.no_pair_features,
         "wordnet_features": bool(lexicon),
         "embeddings": args.embeddings and {"vectors": args.embeddings, "dim": args.embedding_dim,
                                            "vocabulary_words_with_vector": embeddings_found,
                                            "frozen": args.freeze_embeddings},
     }
+    if members_info:
+        metrics["best_epoch"] = [i["best_epoch"] for i in members_info]
+        metrics["members"] = members_info
+        metrics["ensemble"] = (f"{args.members} classifiers, seeds {args.seed}..{args.seed + args.members - 1}, "
+                               "mean of their probabilities")
     write_json(run_dir.path("metrics.json"), metrics)
     model_out = args.model_out or run_dir.path("model.keras")
     with atomic_path(model_out, ".keras") as tmp:

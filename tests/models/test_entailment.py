@@ -11,15 +11,16 @@ import numpy as np
 import pytest
 
 from captioner.errors import InputError
-from captioner.models.entailment import LABELS, EntailmentClassifier, entail_tokens, pair_features
+from captioner.models.entailment import (LABELS, EntailmentClassifier, EntailmentEnsemble, entail_tokens,
+                                         load_entailment, pair_features)
 from captioner.text import Vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
 
 
-def _model(**kw):
-    keras.utils.set_random_seed(0)
+def _model(seed=0, **kw):
+    keras.utils.set_random_seed(seed)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
     return EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8, dropout=0.0, **kw)
 
@@ -114,3 +115,40 @@ def test_lexicon_features_with_a_hand_made_table():
     assert m.num_features == 12 and EntailmentClassifier.from_config(m.get_config()).lexicon == lex
     x, _, _ = m.prepare(["a man is playing"], ["a man is not playing"])
     assert x["features"].shape == (1, 12)
+
+
+def test_ensemble_averages_member_probabilities_and_attention_and_loads_in_fresh_process(tmp_path):
+    members = [_model(seed=s) for s in (0, 1, 2)]
+    ens = EntailmentEnsemble(members, training_config={"seeds": [0, 1, 2]})
+    prem, hyp = ["A man is playing a guitar", "There is no woman"], ["A man is playing", "A woman is singing"]
+    got = ens.entail(prem, hyp)
+    each = [m.entail(prem, hyp) for m in members]
+    for i, o in enumerate(got):
+        mean = {k: np.mean([e[i].probabilities[k] for e in each]) for k in LABELS}
+        assert o.probabilities == pytest.approx(mean, abs=1e-5)
+        assert o.label == max(mean, key=mean.get)
+        np.testing.assert_allclose(o.attention, np.mean([e[i].attention for e in each], 0), atol=1e-5)
+    path = tmp_path / "ensemble.keras"
+    ens.save(path)
+    code = (
+        "import json, captioner\n"
+        "from captioner.models.entailment import load_entailment\n"
+        f"m = load_entailment({str(path)!r})\n"
+        f"print(type(m).__name__, len(m.members), json.dumps([o.probabilities for o in m.entail({prem!r}, {hyp!r})]))\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    name, n, probs = proc.stdout.strip().splitlines()[-1].split(" ", 2)
+    assert (name, n) == ("EntailmentEnsemble", "3")
+    for g, o in zip(json.loads(probs), got):
+        assert g == pytest.approx(o.probabilities, abs=1e-5)
+
+
+def test_ensemble_members_must_read_the_same_input():
+    other = EntailmentClassifier(Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "cat")), embedding_dim=8,
+                                 units=8, hidden_units=8)
+    with pytest.raises(ValueError, match="member 2 reads its input differently"):
+        EntailmentEnsemble([_model(), other])
+    with pytest.raises(ValueError, match="at least one member"):
+        EntailmentEnsemble([])

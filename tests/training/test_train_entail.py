@@ -23,7 +23,8 @@ def _sick(tmp_path):
             hyp = {"ENTAILMENT": f"{s} {v}", "CONTRADICTION": f"{s} is not {v.split()[1]}",
                    "NEUTRAL": f"{SUBJECTS[(k + 1) % 4]} {v}"}[label]
             i += 1
-            rows.append("\t".join([str(i), f"{s} {v}", hyp, label, "3", "x", "x", "a", "b", "F", "F", split]))
+            ba = {"ENTAILMENT": "B_entails_A", "CONTRADICTION": "B_contradicts_A", "NEUTRAL": "B_neutral_A"}[label]
+            rows.append("\t".join([str(i), f"{s} {v}", hyp, label, "3", "x", ba, "a", "b", "F", "F", split]))
     f = tmp_path / "SICK.txt"
     f.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
     return str(f)
@@ -56,3 +57,37 @@ def test_embedding_options_need_embeddings(tmp_path, capsys):
     assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(tmp_path / "r"),
                  "--freeze-embeddings"]) != 0
     assert "need --embeddings" in capsys.readouterr().err
+
+
+def test_ensemble_of_members_with_reverse_pairs_and_resume(tmp_path):
+    out = tmp_path / "ens"
+    args = ["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(out), "--members", "2",
+            "--add-reverse-pairs", "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--epochs", "2",
+            "--batch-size", "16", "--seed", "5"]
+    assert main(args) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["train_pairs"] == 2 * (60 - config["dev_pairs"])  # every train pair also reversed
+    assert "reversed" in config["data"]["train"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [m["seed"] for m in metrics["members"]] == [5, 6] and len(metrics["best_epoch"]) == 2
+    assert all((out / f"member{k}" / "best.weights.h5").exists() for k in (1, 2))
+    model = keras.models.load_model(out / "model.keras")
+    assert type(model).__name__ == "EntailmentEnsemble" and len(model.members) == 2
+    # the ensemble's accuracy is computed from the saved members
+    from captioner.models.entailment import LABELS
+    from captioner.data.sick import load_sick
+    trial = load_sick(_sick(tmp_path), ["TRIAL"])
+    pred = [o.label for o in model.entail([p.premise for p in trial], [p.hypothesis for p in trial])]
+    acc = 100 * np.mean([a == p.label for a, p in zip(pred, trial)])
+    assert metrics["TRIAL_accuracy"] == round(acc, 2) and set(pred) <= set(LABELS)
+    # resuming a finished run retrains nothing and reports the same
+    before = (out / "member2" / "checkpoint_state.json").read_text()
+    assert main(args + ["--resume"]) == 0
+    assert (out / "member2" / "checkpoint_state.json").read_text() == before
+    assert json.loads((out / "metrics.json").read_text())["TRIAL_accuracy"] == metrics["TRIAL_accuracy"]
+
+
+def test_members_must_be_positive(tmp_path, capsys):
+    assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(tmp_path / "r"),
+                 "--members", "0"]) != 0
+    assert "--members 0: must be at least 1" in capsys.readouterr().err
