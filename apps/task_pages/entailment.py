@@ -43,7 +43,8 @@ with p_col:
 with h_col:
     hypothesis = st.text_area("Hypothesis", key="entail_hypothesis", max_chars=MAX_CHARS, height=80)
 
-loaded = common.model_or_explain(SPEC, "to classify sentence pairs", kinds=("EntailmentClassifier",))
+loaded = common.model_or_explain(SPEC, "to classify sentence pairs",
+                                 kinds=("EntailmentClassifier", "EntailmentEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded
