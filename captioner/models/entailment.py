@@ -8,7 +8,8 @@ premise and the hypothesis: ESIM-lite (Chen et al. 2017), in one Keras object.
 3. Local inference [x; x~; x - x~; x * x~; exact-match flag] -> Dense+ReLU, then masked mean and
    max pooling over each sentence.
 4. The pooled vectors and a few lexical pair features (word overlap both ways, negation words
-   on each side, length ratio: `pair_features`) -> MLP -> 3 logits.
+   on each side, length ratio: `pair_features`) -> MLP -> 3 logits. Optionally (training only)
+   the MLP's hidden layer also regresses SICK's relatedness score, an auxiliary loss.
 
 The vocabulary and the tokenizer settings are in the config, so
 
@@ -211,7 +212,8 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
     """{"premise" (B, P), "hypothesis" (B, H), "features" (B, F)} -> logits (B, 3)."""
 
     def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
-                 use_pair_features=True, lexicon=None, max_length=60, training_config=None, **kwargs):
+                 use_pair_features=True, lexicon=None, max_length=60, relatedness_weight=0.0,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
             Vocabulary.from_config({"tokens": list(vocabulary)})
@@ -222,6 +224,9 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         self.use_pair_features = use_pair_features
         self.lexicon = lexicon or None  # {"lemma", "general", "antonym"} from build_lexicon, or None
         self.max_length = int(max_length)
+        # > 0: in training, also regress SICK's relatedness score (1-5, scaled to 0-1) from the
+        # hidden layer, an auxiliary loss of this weight (inputs["relatedness"], training only)
+        self.relatedness_weight = float(relatedness_weight)
         self.training_config = training_config or {}
         self.encoder = TextEncoder(len(self.vocabulary), embedding_dim=embedding_dim, units=units, cell="gru",
                                    bidirectional=True, num_layers=1, dropout=dropout, name="encoder")
@@ -235,6 +240,9 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         pooled = 4 * hidden_units + self.num_features
         self.hidden.build((None, pooled))
         self.classify.build((None, hidden_units))
+        if self.relatedness_weight:
+            self.relate = keras.layers.Dense(1, name="relatedness")
+            self.relate.build((None, hidden_units))
         self.built = True
 
     @property
@@ -268,6 +276,10 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             pooled.append(tf.cast(inputs["features"], v_a.dtype))
         x = self.hidden(self.drop(tf.concat(pooled, -1), training=training))
         logits = self.classify(self.drop(x, training=training))  # (B, 3)
+        if training and self.relatedness_weight and "relatedness" in inputs:
+            target = (tf.cast(inputs["relatedness"], tf.float32) - 1.0) / 4.0  # (B,) 1-5 -> 0-1
+            predicted = tf.cast(self.relate(x)[:, 0], tf.float32)
+            self.add_loss(self.relatedness_weight * tf.reduce_mean(tf.square(predicted - target)))
         if return_attention:
             return logits, tf.transpose(alpha, [0, 2, 1])  # (B, H, P)
         return logits
@@ -282,7 +294,7 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             "vocabulary": list(self.vocabulary.tokens), "embedding_dim": self.embedding_dim,
             "units": self.units, "hidden_units": self.hidden_units, "dropout": self.dropout,
             "use_pair_features": self.use_pair_features, "lexicon": self.lexicon, "max_length": self.max_length,
-            "training_config": self.training_config,
+            "relatedness_weight": self.relatedness_weight, "training_config": self.training_config,
         }
 
     @classmethod

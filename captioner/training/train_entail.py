@@ -44,6 +44,9 @@ def register(subparsers):
     p.add_argument("--members", type=int, default=1, metavar="N",
                    help="classify: train N classifiers (seeds SEED..SEED+N-1, each in OUTPUT_DIR/memberK, each "
                         "selected on dev) and save them as one ensemble model that averages their probabilities")
+    p.add_argument("--relatedness-weight", type=float, default=0.0, metavar="W",
+                   help="classify, sick: also regress each train pair's relatedness_score from the "
+                        "classifier's hidden layer, an auxiliary loss of weight W (0: off)")
     p.add_argument("--hidden-units", type=int, default=128, help="classify: local inference and MLP width")
     p.add_argument("--no-pair-features", action="store_true", help="classify: no lexical overlap/negation features")
     p.add_argument("--wordnet", choices=("auto", "yes", "no"), default="no",
@@ -173,9 +176,15 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         from captioner.errors import InputError
         raise InputError(f"--members {args.members}: must be at least 1")
 
-    def arrays(pairs):
+    def arrays(pairs, with_relatedness=False):
         x, _, _ = encoder_model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
         y = np.array([LABELS.index(p.label) for p in pairs], np.int32)
+        if with_relatedness:
+            missing = next((p for p in pairs if p.relatedness is None), None)
+            if missing is not None:
+                from captioner.errors import InputError
+                raise InputError(f"--relatedness-weight: {missing.origin or missing.pair_id} has no relatedness_score")
+            x["relatedness"] = np.array([p.relatedness for p in pairs], np.float32)
         return x, y
 
     def new_member(seed):
@@ -183,11 +192,11 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         return EntailmentClassifier(vocab, embedding_dim=args.embedding_dim, units=args.units,
                                     hidden_units=args.hidden_units, dropout=args.dropout,
                                     use_pair_features=not args.no_pair_features, lexicon=lexicon,
-                                    max_length=args.max_source_length,
+                                    max_length=args.max_source_length, relatedness_weight=args.relatedness_weight,
                                     training_config={"seed": seed, "data": desc})
 
     encoder_model = new_member(args.seed)  # every member reads its input the same way: one encoding
-    (x_tr, y_tr), (x_dev, y_dev), (x_ev, y_ev) = arrays(train), arrays(dev), arrays(evals)
+    (x_tr, y_tr), (x_dev, y_dev), (x_ev, y_ev) = arrays(train, args.relatedness_weight > 0), arrays(dev), arrays(evals)
     counts = np.bincount(y_tr, minlength=3)
     log.info("train %d pairs %s, dev %d, %s %d; vocabulary %d", len(y_tr), dict(zip(LABELS, counts.tolist())),
              len(y_dev), eval_name, len(y_ev), len(vocab))

@@ -24,7 +24,8 @@ def _sick(tmp_path):
                    "NEUTRAL": f"{SUBJECTS[(k + 1) % 4]} {v}"}[label]
             i += 1
             ba = {"ENTAILMENT": "B_entails_A", "CONTRADICTION": "B_contradicts_A", "NEUTRAL": "B_neutral_A"}[label]
-            rows.append("\t".join([str(i), f"{s} {v}", hyp, label, "3", "x", ba, "a", "b", "F", "F", split]))
+            score = {"ENTAILMENT": "4.8", "CONTRADICTION": "3.6", "NEUTRAL": "2.1"}[label]
+            rows.append("\t".join([str(i), f"{s} {v}", hyp, label, score, "x", ba, "a", "b", "F", "F", split]))
     f = tmp_path / "SICK.txt"
     f.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
     return str(f)
@@ -91,3 +92,22 @@ def test_members_must_be_positive(tmp_path, capsys):
     assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(tmp_path / "r"),
                  "--members", "0"]) != 0
     assert "--members 0: must be at least 1" in capsys.readouterr().err
+
+
+def test_relatedness_auxiliary_loss_trains_its_head(tmp_path):
+    out = tmp_path / "rel"
+    assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(out), "--relatedness-weight", "1",
+                 "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--epochs", "3",
+                 "--batch-size", "8", "--learning-rate", "0.01", "--seed", "3"]) == 0
+    model = keras.models.load_model(out / "model.keras")
+    assert model.relatedness_weight == 1.0
+    x, _, _ = model.prepare(["a man is playing", "a man is playing"], ["a man is playing", "a boy is playing"])
+    import tensorflow as tf
+    hidden = model.hidden(tf.concat([tf.zeros((2, 4 * 8)), x["features"]], -1))
+    assert model.relate(hidden).shape == (2, 1)
+    # the head learnt something: its weights are no longer the fresh layer's
+    keras.utils.set_random_seed(3)
+    fresh = type(model).from_config(model.get_config())
+    assert not np.allclose(fresh.relate.get_weights()[0], model.relate.get_weights()[0])
+    # inference needs no relatedness input
+    assert model.entail(["a man is playing"], ["a man is not playing"])[0].label
