@@ -134,9 +134,12 @@ class Seq2Seq(keras.Model):
             attention_units=attention_units, annotation_dim=self.annotation_dim, cell=self.decoder_cell,
             context=context, init_state="given", gate=False, deep_output=True, maxout=maxout,
             dropout=dropout, name="decoder")
-        # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state.
+        # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state (fixed);
+        # an LSTM decoder's c0 = W_c c, linear: a cell state is unbounded, and a tanh of the
+        # encoder's cell (|c| ~ 1 per unit over 256 units) saturates at +-1 for every sentence.
+        # sutskever: the decoder starts from the encoder's final (h, c) itself, as in the paper.
         self.init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
-        self.init_c = keras.layers.Dense(units, activation="tanh", name="init_c")
+        self.init_c = keras.layers.Dense(units, name="init_c")
         self.encoder.build((None, None))
         self.decoder.build((None, None, self.annotation_dim))
         self.init_h.build((None, units))
@@ -151,8 +154,11 @@ class Seq2Seq(keras.Model):
         if self.kind != "attention":  # the fixed-length context: one vector per sentence
             annotations = final["h"][:, None, :]  # (B, 1, U)
             mask = tf.ones(tf.shape(annotations)[:2], tf.bool)  # (B, 1)
-        state = {"h": self.init_h(final["h"])}
-        state["c"] = self.init_c(final["c"]) if self.decoder_cell == "lstm" else tf.zeros_like(state["h"])
+        if self.kind == "sutskever":
+            state = {"h": final["h"], "c": final["c"] if self.decoder_cell == "lstm" else tf.zeros_like(final["h"])}
+        else:
+            state = {"h": self.init_h(final["h"])}
+            state["c"] = self.init_c(final["c"]) if self.decoder_cell == "lstm" else tf.zeros_like(state["h"])
         return annotations, mask, state
 
     def call(self, inputs, training=False):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import tensorflow as tf
 import pytest
 
 from captioner.layers.text_encoder import TextEncoder
@@ -100,6 +101,27 @@ def test_kinds_train_step_and_generate_shapes(kind):
     t = model.translate(["a b c", "d"])
     assert len(t) == 2 and all(isinstance(x, Translation) for x in t)
     assert (t[0].attention is None) == (kind != "attention")
+
+
+def test_fixed_context_decoders_start_from_the_source():
+    """The fixed-context kinds carry the sentence only in the decoder's initial state, so that
+    state must follow the source: sutskever hands over the encoder's final (h, c) as they are
+    (Sutskever et al. 2014); fixed maps them, c linearly (a tanh of the cell saturated at +-1
+    for every sentence, and the decoder learnt a language model that ignored the source)."""
+    x, _ = _reverse_batches(np.random.default_rng(1), 16, _vocab())
+    sut = _tiny("sutskever", encoder_cell="lstm", decoder_cell="lstm", encoder_layers=2, reverse_source=True)
+    _, _, final = sut.encoder(x["source"])
+    _, _, state = sut.encode(x["source"])
+    np.testing.assert_array_equal(state["h"], final["h"])
+    np.testing.assert_array_equal(state["c"], final["c"])
+    fixed = _tiny("fixed", encoder_cell="lstm", decoder_cell="lstm")
+    _, _, final = fixed.encoder(x["source"])
+    _, _, state = fixed.encode(x["source"])
+    big = 10.0 * final["c"]  # a large cell state still gives a c0 that follows it
+    np.testing.assert_allclose(fixed.init_c(big) - fixed.init_c(tf.zeros_like(big)),
+                               10.0 * (fixed.init_c(final["c"]) - fixed.init_c(tf.zeros_like(big))), rtol=1e-4,
+                               atol=1e-4)
+    assert np.asarray(state["c"]).std(0).mean() > 1e-3  # differs between sources
 
 
 def test_attention_learns_to_reverse_and_survives_save_load_in_fresh_process(tmp_path):
