@@ -2,11 +2,11 @@
 """BLEU by source-sentence length for several translators on the same held-out set (the figure of
 Bahdanau et al. 2015: RNNsearch against the fixed-length-context RNNencdec).
 
-    python scripts/plot_bleu_by_length.py --format anki \
-        --data ../shared/datasets/anki-fra-eng/fra.txt --reverse \
-        --model assets/models/anki_fr_en.keras --label "attention (RNNsearch)" \
-        --model runs/anki_fr_en_sutskever/model.keras --label "fixed context (Sutskever)" \
-        --output assets/models/anki_fr_en_bleu_by_length.png
+    python scripts/plot_bleu_by_length.py --format multi30k \
+        --data ../shared/datasets/multi30k --source en --target de \
+        --model assets/models/multi30k_en_de.keras --label "attention (RNNsearch)" \
+        --model runs/multi30k_en_de_sutskever/model.keras --label "fixed context (Sutskever)" \
+        --bins 6,8,10,12,14,16,18,20,25,50 --output assets/models/multi30k_en_de_bleu_by_length.png
 
 The held-out set is rebuilt with the training recipe's own split (same arguments as
 `captioner train translate`, so the same sentences), decoded with each model's beam search
