@@ -12,7 +12,7 @@ Kinds (all trained and decoded by the same code):
   (RNNencdec, Cho et al. 2014): the encoder's last state c is the only thing the decoder sees,
   as its initial state AND concatenated to its input and deep output at every step.
 * ``"sutskever"``: Sutskever et al. 2014: a deep LSTM encoder (optionally reading the source
-  reversed) whose last state only initialises the decoder.
+  reversed) whose last (h, c) is the decoder's initial state, as it is; nothing else.
 
 A saved model holds both vocabularies and the tokenizer settings in its config, so
 
