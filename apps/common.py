@@ -72,9 +72,10 @@ MODELS = {
         ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
                   "CAPTIONER_TRANSLATE_FR_EN_MODEL",
                   "captioner train translate --format anki --data ../shared/datasets/anki-fra-eng/fra.txt "
-                  "--reverse --kind attention --embedding-dim 192 --units 192 --attention-units 192 "
-                  "--batch-size 256 --learning-rate 0.002 --steps-per-epoch 150 --epochs 12 "
-                  "--output-dir runs/anki_fr_en --model-out assets/models/anki_fr_en.keras --seed 1"),
+                  "--reverse --kind attention --embedding-dim 256 --units 256 --attention-units 256 "
+                  "--batch-size 256 --learning-rate 0.002 --steps-per-epoch 150 --epochs 40 --patience 4 "
+                  "--lr-decay 0.5 --copy-unk-rate 0.15 --output-dir runs/anki_fr_en "
+                  "--model-out assets/models/anki_fr_en.keras --seed 1"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL",
                   "captioner train translate --format multi30k --data ../shared/datasets/multi30k "

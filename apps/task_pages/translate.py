@@ -13,7 +13,7 @@ import common
 
 SPECS = [common.MODELS["translate_fr_en"], common.MODELS["translate_en_de"]]
 EXAMPLES = {  # a sentence the model's training data makes plausible, per model
-    "translate_fr_en": "Je suis très fatigué ce soir.",
+    "translate_fr_en": "Jane visite l'Afrique en septembre.",
     "translate_en_de": "A man in a blue shirt is riding a bike down the street.",
 }
 MAX_CHARS = 1000
