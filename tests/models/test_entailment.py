@@ -19,6 +19,14 @@ REPO = Path(__file__).resolve().parents[2]
 WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
 
 
+def _last_line_in_fresh_process(code):
+    """Run `code` in a new Python process (this checkout on its path); its last stdout line."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def _model(seed=0, **kw):
     keras.utils.set_random_seed(seed)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
@@ -91,10 +99,7 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
         f"m = keras.models.load_model({str(path)!r})\n"
         f"print(json.dumps([o.probabilities for o in m.entail({prem[:4]!r}, {hyp[:4]!r})]))\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = json.loads(_last_line_in_fresh_process(code))
     for g, e in zip(got, expected):
         np.testing.assert_allclose([g[k] for k in LABELS], [e[k] for k in LABELS], atol=1e-5)
 
@@ -136,10 +141,7 @@ def test_ensemble_averages_member_probabilities_and_attention_and_loads_in_fresh
         f"m = load_entailment({str(path)!r})\n"
         f"print(type(m).__name__, len(m.members), json.dumps([o.probabilities for o in m.entail({prem!r}, {hyp!r})]))\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    name, n, probs = proc.stdout.strip().splitlines()[-1].split(" ", 2)
+    name, n, probs = _last_line_in_fresh_process(code).split(" ", 2)
     assert (name, n) == ("EntailmentEnsemble", "3")
     for g, o in zip(json.loads(probs), got):
         assert g == pytest.approx(o.probabilities, abs=1e-5)
