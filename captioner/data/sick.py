@@ -4,7 +4,8 @@
     sentence_A_original sentence_B_original sentence_A_dataset sentence_B_dataset SemEval_set
 
 ``entailment_BA`` (the judgment with the sentences swapped, B -> A) becomes a pair's
-``reverse_label``; `reversed_pairs` turns it into extra training pairs. (The SemEval-2014 per-split files, ``SICK_train.txt`` etc., have only the first 5 columns and no
+``reverse_label``; `reversed_pairs` turns it into extra training pairs. (The SemEval-2014
+per-split files, ``SICK_train.txt`` etc., have only the first 5 columns and no
 ``SemEval_set``; both are read). Errors name ``file:line``.
 """
 

@@ -177,7 +177,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         raise InputError(f"--members {args.members}: must be at least 1")
 
     def arrays(pairs, with_relatedness=False):
-        x, _, _ = encoder_model.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
+        x, _, _ = first.prepare([p.premise for p in pairs], [p.hypothesis for p in pairs])
         y = np.array([LABELS.index(p.label) for p in pairs], np.int32)
         if with_relatedness:
             missing = next((p for p in pairs if p.relatedness is None), None)
@@ -195,7 +195,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
                                     max_length=args.max_source_length, relatedness_weight=args.relatedness_weight,
                                     training_config={"seed": seed, "data": desc})
 
-    encoder_model = new_member(args.seed)  # every member reads its input the same way: one encoding
+    first = new_member(args.seed)  # trained as member 1; every member reads its input as it does
     (x_tr, y_tr), (x_dev, y_dev), (x_ev, y_ev) = arrays(train, args.relatedness_weight > 0), arrays(dev), arrays(evals)
     counts = np.bincount(y_tr, minlength=3)
     log.info("train %d pairs %s, dev %d, %s %d; vocabulary %d", len(y_tr), dict(zip(LABELS, counts.tolist())),
@@ -209,9 +209,10 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         probs, _ = model.predict_proba(x)
         return float((probs.argmax(-1) == y).mean() * 100), probs
 
-    def fit_member(seed, member_dir):
-        """Train one classifier in `member_dir` (resumable); -> (model with its best weights, info)."""
-        model = new_member(seed)
+    def fit_member(seed, member_dir, model=None):
+        """Train one classifier (`model`, or a new one of `seed`) in `member_dir` (resumable);
+        -> (model with its best weights, info)."""
+        model = new_member(seed) if model is None else model
         found = None
         if vectors is not None:
             table, found = vectors.embedding_table(vocab, seed=seed)
@@ -244,13 +245,14 @@ def run_classify(args, train, dev, evals, eval_name, desc):
 
     t0 = time.perf_counter()
     if args.members == 1:
-        model, info = fit_member(args.seed, run_dir)
+        model, info = fit_member(args.seed, run_dir, first)
         members_info = None
     else:
         trained = []
         for k in range(args.members):
             log.info("ensemble member %d of %d (seed %d)", k + 1, args.members, args.seed + k)
-            trained.append(fit_member(args.seed + k, TrainingRun(run_dir.path(f"member{k + 1}"))))
+            trained.append(fit_member(args.seed + k, TrainingRun(run_dir.path(f"member{k + 1}")),
+                                      first if k == 0 else None))
         members_info = []
         for m, member_info in trained:
             members_info.append({**member_info, "dev_accuracy": round(accuracy(m, x_dev, y_dev)[0], 2),
