@@ -11,6 +11,13 @@ premise and the hypothesis: ESIM-lite (Chen et al. 2017), in one Keras object.
    on each side, length ratio: `pair_features`) -> MLP -> 3 logits. Optionally (training only)
    the MLP's hidden layer also regresses SICK's relatedness score, an auxiliary loss.
 
+Optionally (`relations`, from `build_relations`), KIM's external knowledge (Chen et al. 2018,
+"Neural Natural Language Inference Models Enhanced with External Knowledge"): for every premise
+word i and hypothesis word j a vector r_ij of WordNet relations (synonym, antonym, hypernym,
+hyponym, co-hyponym) biases the alignment, e_ij += w . r_ij, and its attention-weighted sum
+joins each word's local inference vector. The relations among the vocabulary's words are
+stored in the config, so inference needs no WordNet.
+
 The vocabulary and the tokenizer settings are in the config, so
 
     import captioner, keras
@@ -39,6 +46,12 @@ NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never",
                        "weren't", "can't", "cannot", "won't"})
 NUM_PAIR_FEATURES = 9
 NUM_LEXICON_FEATURES = 3
+RELATIONS = ("synonym", "antonym", "hypernym", "hyponym", "co-hyponym")  # r_ij, in this order
+MAX_HYPERNYM_EDGES = 8  # KIM: hypernymy = 1 - n/8 over n <= 8 edges
+# function words whose rare WordNet senses only add noise ("a": vitamin A, "is": "be" as a verb)
+RELATION_STOPWORDS = frozenset("a an the is are am was were be been being has have had do does did of in on at "
+                               "to into onto and or with by for from as it its there this that these those "
+                               "he she they his her their him them who which while".split())
 
 
 def entail_tokens(text: str) -> list[str]:
@@ -142,6 +155,110 @@ def build_lexicon(words, wordnet, hypernym_depth=4) -> dict:
     return {"lemma": lemma, "general": general, "antonym": antonym}
 
 
+def build_relations(words, wordnet, senses=3, max_edges=MAX_HYPERNYM_EDGES) -> dict:
+    """WordNet relations among `words` (a vocabulary) for KIM's r_ij, as plain JSON-able tables
+    that a model stores in its config:
+
+    base[w]: w's base forms where they differ from w ("sawing" -> ["saw", "sawing"]: WordNet's
+    morphy for noun, verb and adjective); and over base forms b, from each part of speech's
+    first `senses` senses: synonym[b] (lemmas of a shared synset), antonym[b] (the lemmas'
+    antonyms, and for an adjective satellite those of its head: "big" -> "small"),
+    hypernym[b] = {h: n} (h a direct or indirect hypernym n <= `max_edges` edges up),
+    parents[b] (the names of b's direct hypernym synsets: two words with a parent in common
+    are co-hyponyms). Only base forms of `words` appear, as keys and as values; words of
+    `RELATION_STOPWORDS` have no relations.
+    """
+    words = [w for w in words if w.isalpha() and w not in RELATION_STOPWORDS]
+    base = {}
+    for w in words:
+        forms = sorted({b for pos in ("n", "v", "a") if (b := wordnet.morphy(w, pos))})
+        if forms and forms != [w]:
+            base[w] = forms
+    names = {b for w in words for b in base.get(w, [w])} - RELATION_STOPWORDS
+    synonym, antonym, hypernym, parents = {}, {}, {}, {}
+
+    def lemma_names(synset):
+        return {lem.name().lower() for lem in synset.lemmas()} & names
+
+    for name in sorted(names):
+        by_pos = {}
+        for syn in wordnet.synsets(name):
+            group = by_pos.setdefault("a" if syn.pos() == "s" else syn.pos(), [])
+            if len(group) < senses:
+                group.append(syn)
+        syn_, ant, hyp, par = set(), set(), {}, set()
+        for syn in (s for group in by_pos.values() for s in group):
+            syn_ |= lemma_names(syn)
+            heads = [syn] + (syn.similar_tos() if syn.pos() == "s" else [])
+            ant |= {a.name().lower() for h in heads for lem in h.lemmas() for a in lem.antonyms()} & names
+            direct = syn.hypernyms() + syn.instance_hypernyms()
+            par |= {h.name() for h in direct}
+            frontier, seen = direct, set()
+            for n in range(1, max_edges + 1):
+                nxt = []
+                for h in frontier:
+                    if h in seen:
+                        continue
+                    seen.add(h)
+                    for lem in lemma_names(h):
+                        hyp[lem] = min(hyp.get(lem, n), n)
+                    nxt.extend(h.hypernyms() + h.instance_hypernyms())
+                frontier = nxt
+        syn_.discard(name)
+        hyp.pop(name, None)
+        for table, value in ((synonym, sorted(syn_)), (antonym, sorted(ant)), (parents, sorted(par))):
+            if value:
+                table[name] = value
+        if hyp:
+            hypernym[name] = dict(sorted(hyp.items()))
+    return {"base": base, "synonym": synonym, "antonym": antonym, "hypernym": hypernym, "parents": parents}
+
+
+class WordRelations:
+    """KIM's relation vectors from a `build_relations` table: `matrix(premise_tokens,
+    hypothesis_tokens)` -> uint8 (P, H, len(RELATIONS)) in eighths (8 = 1.0)."""
+
+    def __init__(self, table):
+        self.base = table.get("base", {})
+        self.synonym = {k: set(v) for k, v in table.get("synonym", {}).items()}
+        self.antonym = {k: set(v) for k, v in table.get("antonym", {}).items()}
+        self.hypernym = table.get("hypernym", {})
+        self.parents = {k: set(v) for k, v in table.get("parents", {}).items()}
+        self._cache = {}
+
+    def pair(self, p, h):
+        """Relation vector of premise word p and hypothesis word h (uint8 eighths): h is p's
+        synonym (or the same base form), antonym, hypernym (p -> h generalizes: "banana" ->
+        "fruit"), hyponym (h is more specific), co-hyponym (shared parent, not synonyms)."""
+        key = (p, h)
+        if key in self._cache:
+            return self._cache[key]
+        r = np.zeros(len(RELATIONS), np.uint8)
+        pb, hb = self.base.get(p, [p]), self.base.get(h, [h])
+        if set(pb) & set(hb) or any(y in self.synonym.get(x, ()) for x in pb for y in hb):
+            r[0] = 8
+        if any(y in self.antonym.get(x, ()) or x in self.antonym.get(y, ()) for x in pb for y in hb):
+            r[1] = 8
+        up = [self.hypernym.get(x, {}).get(y) for x in pb for y in hb]
+        down = [self.hypernym.get(y, {}).get(x) for x in pb for y in hb]
+        if any(up):
+            r[2] = 8 - min(n for n in up if n)
+        if any(down):
+            r[3] = 8 - min(n for n in down if n)
+        if not r[0] and any(self.parents.get(x, set()) & self.parents.get(y, set()) for x in pb for y in hb):
+            r[4] = 8
+        if len(self._cache) < 500_000:
+            self._cache[key] = r
+        return r
+
+    def matrix(self, premise_tokens, hypothesis_tokens, width_p=None, width_h=None):
+        out = np.zeros((width_p or len(premise_tokens), width_h or len(hypothesis_tokens), len(RELATIONS)), np.uint8)
+        for i, p in enumerate(premise_tokens):
+            for j, h in enumerate(hypothesis_tokens):
+                out[i, j] = self.pair(p, h)
+        return out
+
+
 @dataclasses.dataclass
 class Entailment:
     label: str                    # NEUTRAL / ENTAILMENT / CONTRADICTION
@@ -163,9 +280,14 @@ class _TextPairAPI:
 
     def encode_tokens(self, pt, ht):
         v = self.vocabulary
-        return {"premise": v.encode_batch(pt, add_start=False, add_end=False),
-                "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
-                "features": np.stack([self.features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
+        x = {"premise": v.encode_batch(pt, add_start=False, add_end=False),
+             "hypothesis": v.encode_batch(ht, add_start=False, add_end=False),
+             "features": np.stack([self.features(p, h) for p, h in zip(pt, ht)]).astype(np.float32)}
+        if self.word_relations is not None:  # (B, P, H, R) uint8 eighths, padded like the tokens
+            wp, wh = x["premise"].shape[1], x["hypothesis"].shape[1]
+            x["relations"] = np.stack([self.word_relations.matrix(p, h, wp, wh) for p, h in zip(pt, ht)]) \
+                if pt else np.zeros((0, wp, wh, len(RELATIONS)), np.uint8)
+        return x
 
     def predict_proba(self, inputs):
         if not hasattr(self, "_predict_fn"):
@@ -213,7 +335,7 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
 
     def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
                  use_pair_features=True, lexicon=None, max_length=60, relatedness_weight=0.0,
-                 training_config=None, **kwargs):
+                 relations=None, training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
             Vocabulary.from_config({"tokens": list(vocabulary)})
@@ -227,6 +349,9 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         # > 0: in training, also regress SICK's relatedness score (1-5, scaled to 0-1) from the
         # hidden layer, an auxiliary loss of this weight (inputs["relatedness"], training only)
         self.relatedness_weight = float(relatedness_weight)
+        # {"base", "synonym", "antonym", "hypernym", "parents"} from build_relations, or None: KIM's r_ij
+        self.relations = relations or None
+        self.word_relations = WordRelations(self.relations) if self.relations else None
         self.training_config = training_config or {}
         self.encoder = TextEncoder(len(self.vocabulary), embedding_dim=embedding_dim, units=units, cell="gru",
                                    bidirectional=True, num_layers=1, dropout=dropout, name="encoder")
@@ -236,7 +361,10 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         self.classify = keras.layers.Dense(len(LABELS), name="classify")
         self.drop = keras.layers.Dropout(dropout)
         self.encoder.build((None, None))
-        self.local.build((None, None, 4 * d + 1))
+        self.local.build((None, None, 4 * d + 1 + (len(RELATIONS) if self.relations else 0)))
+        if self.relations:  # e_ij += w . r_ij, w starts at 1 for every relation
+            self.relation_attention = self.add_weight(shape=(len(RELATIONS),), initializer="ones",
+                                                      name="relation_attention")
         pooled = 4 * hidden_units + self.num_features
         self.hidden.build((None, pooled))
         self.classify.build((None, hidden_units))
@@ -262,6 +390,10 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         a, mask_a, _ = self.encoder(premise, training=training)     # (B, P, D), (B, P)
         b, mask_b, _ = self.encoder(hypothesis, training=training)  # (B, H, D), (B, H)
         e = tf.einsum("bpd,bhd->bph", a, b)  # (B, P, H) alignment scores
+        r = None
+        if self.relations:  # KIM: WordNet relations of every word pair bias the alignment
+            r = tf.cast(inputs["relations"], e.dtype) / 8.0  # (B, P, H, R)
+            e = e + tf.einsum("bphr,r->bph", r, tf.cast(self.relation_attention, e.dtype))
         neg = tf.cast(-1e9, e.dtype)
         beta = tf.nn.softmax(tf.where(mask_b[:, None, :], e, neg), axis=2)   # premise word over hypothesis
         alpha = tf.nn.softmax(tf.where(mask_a[:, :, None], e, neg), axis=1)  # hypothesis word over premise
@@ -269,8 +401,11 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         b_tilde = tf.einsum("bph,bpd->bhd", alpha, a)  # (B, H, D)
         match_a = tf.reduce_any(tf.equal(premise[:, :, None], hypothesis[:, None, :]) & mask_b[:, None, :], axis=2)
         match_b = tf.reduce_any(tf.equal(hypothesis[:, :, None], premise[:, None, :]) & mask_a[:, None, :], axis=2)
-        v_a = self._local(a, a_tilde, match_a, training)  # (B, P, K)
-        v_b = self._local(b, b_tilde, match_b, training)  # (B, H, K)
+        extra_a = extra_b = None
+        if r is not None:  # each word's attention-weighted relations to the other sentence
+            extra_a, extra_b = tf.einsum("bph,bphr->bpr", beta, r), tf.einsum("bph,bphr->bhr", alpha, r)
+        v_a = self._local(a, a_tilde, match_a, extra_a, training)  # (B, P, K)
+        v_b = self._local(b, b_tilde, match_b, extra_b, training)  # (B, H, K)
         pooled = [*_pool(v_a, mask_a), *_pool(v_b, mask_b)]  # 4 x (B, K)
         if self.use_pair_features:
             pooled.append(tf.cast(inputs["features"], v_a.dtype))
@@ -284,8 +419,9 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             return logits, tf.transpose(alpha, [0, 2, 1])  # (B, H, P)
         return logits
 
-    def _local(self, x, x_tilde, match, training):
-        m = tf.concat([x, x_tilde, x - x_tilde, x * x_tilde, tf.cast(match, x.dtype)[..., None]], -1)
+    def _local(self, x, x_tilde, match, extra, training):
+        parts = [x, x_tilde, x - x_tilde, x * x_tilde, tf.cast(match, x.dtype)[..., None]]
+        m = tf.concat(parts + ([extra] if extra is not None else []), -1)
         return self.local(self.drop(m, training=training))
 
     def get_config(self):
@@ -294,7 +430,8 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             "vocabulary": list(self.vocabulary.tokens), "embedding_dim": self.embedding_dim,
             "units": self.units, "hidden_units": self.hidden_units, "dropout": self.dropout,
             "use_pair_features": self.use_pair_features, "lexicon": self.lexicon, "max_length": self.max_length,
-            "relatedness_weight": self.relatedness_weight, "training_config": self.training_config,
+            "relatedness_weight": self.relatedness_weight, "relations": self.relations,
+            "training_config": self.training_config,
         }
 
     @classmethod
@@ -318,15 +455,17 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
         first = members[0]
         for k, m in enumerate(members[1:], start=2):
             if (tuple(m.vocabulary.tokens) != tuple(first.vocabulary.tokens) or m.max_length != first.max_length
-                    or m.num_features != first.num_features or m.lexicon != first.lexicon):
+                    or m.num_features != first.num_features or m.lexicon != first.lexicon
+                    or m.relations != first.relations):
                 raise ValueError(f"ensemble member {k} reads its input differently from member 1 "
-                                 "(vocabulary, max_length or features differ)")
+                                 "(vocabulary, max_length, features or word relations differ)")
         self.members = members
         self.training_config = training_config or {}
         self.built = True
 
     vocabulary = property(lambda self: self.members[0].vocabulary)
     max_length = property(lambda self: self.members[0].max_length)
+    word_relations = property(lambda self: self.members[0].word_relations)
 
     def features(self, premise_tokens, hypothesis_tokens):
         return self.members[0].features(premise_tokens, hypothesis_tokens)

