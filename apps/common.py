@@ -88,8 +88,8 @@ MODELS = {
                   "captioner train entail --task classify --format sick "
                   "--data ../shared/datasets/sick/SICK_train_trial.txt --output-dir runs/sick_entailment "
                   "--model-out assets/models/sick_entailment.keras --embeddings glove-6b-50d "
-                  "--embeddings-vocab 20000 --add-reverse-pairs --relatedness-weight 1 --epochs 30 --patience 6 "
-                  "--seed 1"),
+                  "--embeddings-vocab 20000 --add-reverse-pairs --relatedness-weight 1 --word-relations "
+                  "--members 3 --epochs 30 --patience 6 --seed 1"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL",
                   "python scripts/make_video_datasets.py --out work/video --seed 0\n"

@@ -2,7 +2,8 @@
 
 The model is the bundled SICK classifier (ESIM-lite: attention between the two sentences),
 or the file named by CAPTIONER_ENTAIL_MODEL. The page shows the label, the three
-probabilities, and the hypothesis-over-premise attention as a heat map.
+probabilities, the hypothesis-over-premise attention as a heat map, and (for a model trained
+with --word-relations) the WordNet relations it was given between the two sentences' words.
 """
 
 import numpy as np
@@ -97,9 +98,24 @@ else:
     with heat_col:
         st.image(heatmap, caption="hypothesis-over-premise attention", width="content")
 
+relations = []
+if getattr(model, "word_relations", None) is not None:
+    st.subheader("What WordNet told the model about these words")
+    relations = model.word_relations.named_pairs(result.premise_tokens, result.hypothesis_tokens)
+    if relations:
+        st.dataframe([{"premise word": p, "hypothesis word": h, "relation (hypothesis word is the premise word's)": r,
+                       "strength": round(v, 3)} for p, h, r, v in relations], hide_index=True)
+    else:
+        st.caption("No WordNet relation between any premise word and a different hypothesis word.")
+    st.caption("Synonym, antonym, hypernym (more general: banana → fruit, strength 1 - edges/8), hyponym (more "
+               "specific), co-hyponym (a parent in common: guitar, piano). These bias the attention and join "
+               "the comparison of each word with what it attends to (KIM, Chen et al. 2018).")
+
 report = {"premise": premise, "hypothesis": hypothesis, "model": common.display_path(SPEC.path),
           "label": result.label, "probabilities": probabilities,
           "premise_tokens": result.premise_tokens, "hypothesis_tokens": result.hypothesis_tokens,
-          "attention": None if heatmap is None else np.round(result.attention, 5).tolist()}
+          "attention": None if heatmap is None else np.round(result.attention, 5).tolist(),
+          "word_relations": [{"premise_word": p, "hypothesis_word": h, "relation": r, "strength": v}
+                             for p, h, r, v in relations]}
 common.download_json("Result JSON", report, "entailment.json", key="entail_dl_json")
 common.model_card_expander(SPEC)

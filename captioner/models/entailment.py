@@ -251,6 +251,17 @@ class WordRelations:
             self._cache[key] = r
         return r
 
+    def named_pairs(self, premise_tokens, hypothesis_tokens):
+        """[(premise word, hypothesis word, relation, strength 0-1)] for every pair of different
+        words with a relation, in reading order: what the model is told about this pair."""
+        out = []
+        for p in dict.fromkeys(premise_tokens):
+            for h in dict.fromkeys(hypothesis_tokens):
+                if p != h:
+                    r = self.pair(p, h)
+                    out.extend((p, h, RELATIONS[k], float(r[k]) / 8.0) for k in np.flatnonzero(r))
+        return out
+
     def matrix(self, premise_tokens, hypothesis_tokens, width_p=None, width_h=None):
         out = np.zeros((width_p or len(premise_tokens), width_h or len(hypothesis_tokens), len(RELATIONS)), np.uint8)
         for i, p in enumerate(premise_tokens):

@@ -240,6 +240,13 @@ def test_entailment_page_label_probabilities_and_attention(bundled_env):
     assert at.text_area(key="entail_premise").value == "A woman is slicing an onion"
     assert headings(at) == ["ENTAILMENT"]
 
+    at.selectbox(key="entail_example").set_value(1).run()  # man -> person, guitar -> instrument
+    no_errors(at)
+    [table] = at.dataframe  # the WordNet relations the bundled model was given
+    rows = {(r["premise word"], r["hypothesis word"]): r for r in table.value.to_dict("records")}
+    assert rows[("man", "person")]["relation (hypothesis word is the premise word's)"] == "hypernym"
+    assert rows[("guitar", "instrument")]["relation (hypothesis word is the premise word's)"] == "hypernym"
+
 
 @needs("sick_entailment.keras")
 def test_entailment_page_bad_input(bundled_env):

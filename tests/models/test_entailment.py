@@ -174,6 +174,8 @@ def test_word_relations_hand_worked():
     assert w.pair("man", "guitar").tolist() == [0, 0, 0, 0, 0]
     m = w.matrix(["a", "man"], ["person"], 3, 2)
     assert m.shape == (3, 2, 5) and m[1, 0, 2] == 7 and m.sum() == 7
+    assert w.named_pairs(["a", "man", "plays", "a", "guitar"], ["a", "person", "playing", "piano"]) == [
+        ("man", "person", "hypernym", 7 / 8), ("plays", "playing", "synonym", 1.0), ("guitar", "piano", "co-hyponym", 1.0)]
 
 
 def test_build_relations_from_wordnet():
