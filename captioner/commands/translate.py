@@ -9,6 +9,7 @@ translated line (lineNNNNN.png: source words across, generated words down).
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 
@@ -27,6 +28,9 @@ def register(subparsers):
     p.add_argument("--max-length", type=int, default=None, help="most generated tokens (default: the model's)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--attention-dir", help="write alignment heat maps (PNG) of each translation here")
+    p.add_argument("--coverage-penalty", type=float, default=None, metavar="BETA",
+                   help="re-rank the beam by GNMT's coverage penalty of this weight, so a hypothesis that "
+                        "leaves source words unattended loses (0 off; default: the model's)")
     p.add_argument("--no-unk-replace", action="store_true",
                    help="keep <unk> in the output instead of copying the most-attended source word")
     p.set_defaults(func=run)
@@ -82,6 +86,10 @@ def translate_lines(model, lines, args, write):
     from captioner.errors import InputError
     from captioner.visualize import save_alignment_heatmap
 
+    beta = getattr(args, "coverage_penalty", None)
+    check_coverage_penalty(beta)
+    options = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
+                   replace_unk=False if args.no_unk_replace else None, coverage_penalty=beta)
     heatmaps = bool(args.attention_dir)
     if heatmaps and model.kind != "attention":
         warn(f"{args.model} is a fixed-context ({model.kind}) model: it has no alignment, no heat maps written")
@@ -99,15 +107,12 @@ def translate_lines(model, lines, args, write):
                 warn(f"line {n}: empty; wrote an empty line")
             texts.append(text if text and text.strip() else "")
         try:
-            results = model.translate(texts, beam_size=args.beam_size, alpha=args.alpha,
-                                      max_length=args.max_length, batch_size=args.batch_size,
-                                      replace_unk=False if args.no_unk_replace else None)
+            results = model.translate(texts, batch_size=args.batch_size, **options)
         except Exception:  # noqa: BLE001 - one bad line must not take its batch down: retry one by one
             results = []
             for (n, _), text in zip(chunk, texts):
                 try:
-                    results.append(model.translate([text], beam_size=args.beam_size, alpha=args.alpha,
-                                                   max_length=args.max_length)[0])
+                    results.append(model.translate([text], **options)[0])
                 except Exception as e1:  # noqa: BLE001 - reported, the line stays empty
                     warn(f"line {n}: cannot be translated ({type(e1).__name__}: {e1}); wrote an empty line")
                     results.append(None)
@@ -134,11 +139,19 @@ def translate_lines(model, lines, args, write):
     bar.close()
 
 
+def check_coverage_penalty(beta):
+    from captioner.errors import InputError
+
+    if beta is not None and not (beta >= 0 and math.isfinite(beta)):
+        raise InputError(f"--coverage-penalty {beta}: must be a finite number >= 0")
+
+
 def run(args):
     from captioner.models.seq2seq import load_translator
 
     if args.batch_size < 1:
         raise SystemExit("--batch-size must be >= 1")
+    check_coverage_penalty(args.coverage_penalty)  # before anything is read or written
     model = load_translator(args.model)
     lines = read_lines(args)
     with output_stream(args.output) as out:

@@ -72,7 +72,8 @@ class Translation:
     text: str                  # detokenized best hypothesis ("" for an empty input)
     tokens: list               # its words, without <start>/<end>
     source_tokens: list        # the source words the model read (after truncation)
-    score: float               # length-normalized log-probability used to rank
+    score: float               # what ranks the hypotheses: length-normalized log-probability, plus
+                               # the coverage penalty when one is used
     log_prob: float            # summed log-probability
     attention: np.ndarray | None  # (steps, len(source_tokens)): one row per word, then one for <end>
                                   # when the hypothesis finished (steps = len(tokens) + finished)
@@ -80,6 +81,7 @@ class Translation:
     replaced_unk: int = 0      # <unk> outputs replaced by their most-attended source word
     truncated: bool = False    # the source was longer than max_source_length
     finished: bool = True      # the hypothesis emitted <end> within max_length
+    coverage: float = 0.0      # the coverage penalty term included in `score` (0 when off)
 
     @property
     def attention_labels(self):
@@ -96,8 +98,8 @@ class Seq2Seq(keras.Model):
                  units=256, attention_units=256, encoder_cell=None, decoder_cell=None,
                  encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
-                 beam_size=5, alpha=1.0, max_length=50, replace_unk=True, training_config=None,
-                 **kwargs):
+                 beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -121,6 +123,8 @@ class Seq2Seq(keras.Model):
         self.alpha = float(alpha)
         self.max_length = int(max_length)
         self.replace_unk = bool(replace_unk)
+        # beta of GNMT's coverage penalty (Wu et al. 2016), used to re-rank the final beam: 0 = off
+        self.coverage_penalty = float(coverage_penalty)
         self.training_config = training_config or {}
 
         context, bidirectional = KINDS[kind]
@@ -206,12 +210,20 @@ class Seq2Seq(keras.Model):
                                                    add_start=False, add_end=False)
 
     def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
-                  replace_unk=None):
+                  replace_unk=None, coverage_penalty=None):
         """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
-        sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses."""
+        sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses.
+
+        ``coverage_penalty`` (beta >= 0; default: the model's): re-rank the beam's finished
+        hypotheses by score + beta * sum_j log(min(sum_i a_ij, 1)) over the source words j, the
+        attention a_ij of output step i summed (GNMT, Wu et al. 2016): a hypothesis that never
+        attends to part of the source (a dropped phrase) loses. Attention models only."""
         if isinstance(sentences, str):
             raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
         replace_unk = self.replace_unk if replace_unk is None else replace_unk
+        beta = self.coverage_penalty if coverage_penalty is None else float(coverage_penalty)
+        if beta < 0 or not np.isfinite(beta):
+            raise ValueError(f"coverage_penalty must be a finite number >= 0, got {beta}")
         toks = [self.source_tokens(s) for s in sentences]
         results: list[Translation | None] = [None] * len(toks)
         for i, t in enumerate(toks):
@@ -224,10 +236,10 @@ class Seq2Seq(keras.Model):
             out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length)
             for b, i in enumerate(idx):
                 results[i] = self._decode_one(out, b, batch[b], replace_unk,
-                                              truncated=len(toks[i]) > self.max_source_length)
+                                              truncated=len(toks[i]) > self.max_source_length, beta=beta)
         return results
 
-    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False):
+    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0):
         n_src = len(source_tokens)
         hyps = []
         for k in range(out["tokens"].shape[1]):
@@ -245,11 +257,14 @@ class Seq2Seq(keras.Model):
                     if w == UNK and j < attn.shape[0]:
                         words[j] = source_tokens[int(np.argmax(attn[j]))]
                         replaced += 1
-            hyps.append((detokenize(words), float(out["scores"][b, k]), words, attn, replaced,
-                         float(out["log_probs"][b, k]), bool(out["finished"][b, k])))
-        text, score, words, attn, replaced, log_prob, finished = hyps[0]
+            coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
+            hyps.append((detokenize(words), float(out["scores"][b, k]) + coverage, words, attn, replaced,
+                         float(out["log_probs"][b, k]), bool(out["finished"][b, k]), coverage))
+        if beta:
+            hyps.sort(key=lambda h: -h[1])  # stable: ties keep the beam's order
+        text, score, words, attn, replaced, log_prob, finished, coverage = hyps[0]
         return Translation(text, words, list(source_tokens), score, log_prob, attn,
-                           [(h[0], h[1]) for h in hyps], replaced, truncated, finished)
+                           [(h[0], h[1]) for h in hyps], replaced, truncated, finished, coverage)
 
     # -- persistence -----------------------------------------------------------------
     def inference_copy(self):
@@ -270,12 +285,20 @@ class Seq2Seq(keras.Model):
             "source_tokenizer": self.source_tokenizer, "target_tokenizer": self.target_tokenizer,
             "max_source_length": self.max_source_length, "beam_size": self.beam_size,
             "alpha": self.alpha, "max_length": self.max_length, "replace_unk": self.replace_unk,
-            "training_config": self.training_config,
+            "coverage_penalty": self.coverage_penalty, "training_config": self.training_config,
         }
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def coverage_penalty(attention, beta) -> float:
+    """GNMT's coverage penalty (Wu et al. 2016, eq. 14): beta * sum_j log(min(sum_i a_ij, 1.0)),
+    attention (output steps, source words); 0 when every source word got a total weight of at
+    least 1, more negative the less some word was attended to (floored at 1e-6 per word)."""
+    total = np.asarray(attention, np.float64).sum(axis=0)  # (source words,)
+    return float(beta * np.log(np.clip(total, 1e-6, 1.0)).sum())
 
 
 def _vocabulary(v) -> Vocabulary:

@@ -234,16 +234,20 @@ def corpus_bleu(hypotheses, references):
     return float(result.score), str(bleu.get_signature())
 
 
-def evaluate_bleu(model, eval_refs, beam_size, alpha, limit=None, batch_size=64):
+def evaluate_bleu(model, eval_refs, beam_size, alpha, limit=None, batch_size=64, coverage_penalty=None):
     """Translate the sources of [(source, [refs])] and score them. Returns dict + hypotheses."""
     items = eval_refs[:limit] if limit else eval_refs
     t = time.perf_counter()
-    outs = model.translate([s for s, _ in items], beam_size=beam_size, alpha=alpha, batch_size=batch_size)
+    outs = model.translate([s for s, _ in items], beam_size=beam_size, alpha=alpha, batch_size=batch_size,
+                           coverage_penalty=coverage_penalty)
     seconds = time.perf_counter() - t
     hyps = [o.text for o in outs]
     score, signature = corpus_bleu(hyps, [r for _, r in items])
-    return {"BLEU": round(score, 2), "sentences": len(items), "beam_size": beam_size, "alpha": alpha,
-            "decode_seconds": round(seconds, 1), "sacrebleu": signature}, hyps
+    out = {"BLEU": round(score, 2), "sentences": len(items), "beam_size": beam_size, "alpha": alpha,
+           "decode_seconds": round(seconds, 1), "sacrebleu": signature}
+    if coverage_penalty is not None:
+        out["coverage_penalty"] = coverage_penalty
+    return out, hyps
 
 
 class TimeBudget:

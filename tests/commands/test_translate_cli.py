@@ -69,3 +69,17 @@ def test_stdin_to_stdout_subprocess(model_path):
 def test_missing_or_wrong_model_is_a_clear_error(tmp_path, capsys):
     assert main(["translate", "--model", str(tmp_path / "nope.keras")]) == 2
     assert "nope.keras: model file not found" in capsys.readouterr().err
+
+
+def test_coverage_penalty_option(model_path, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("a b c\nd a\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--coverage-penalty", "0.4"]) == 0
+    assert out.read_text(encoding="utf-8").count("\n") == 2
+    bad = tmp_path / "bad.txt"
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(bad),
+                 "--coverage-penalty", "-1"]) != 0
+    assert "--coverage-penalty -1.0: must be a finite number >= 0" in capsys.readouterr().err
+    assert not bad.exists()  # refused before anything was written

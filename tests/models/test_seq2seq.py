@@ -176,6 +176,36 @@ def test_unk_output_copies_most_attended_source_word():
     assert t.tokens == ["<unk>", "a"] and t.replaced_unk == 0
 
 
+def test_coverage_penalty_hand_worked_and_reranks_the_beam():
+    from captioner.models.seq2seq import coverage_penalty
+
+    # source words got 1.2, 0.5 and 0.25 of attention in all: log(1) + log(0.5) + log(0.25)
+    attn = np.array([[0.7, 0.3, 0.0], [0.5, 0.2, 0.25]])
+    assert coverage_penalty(attn, 0.2) == pytest.approx(0.2 * (np.log(0.5) + np.log(0.25)))
+    assert coverage_penalty(np.eye(3), 1.0) == 0.0  # every word attended to once: no penalty
+    model = _tiny("attention")
+    a, b, end = model.target_vocabulary.token_to_id("a"), model.target_vocabulary.token_to_id("b"), 2
+    # beam 1 ("a") scores higher but never looks at source word 3; beam 2 ("a b") covers all three
+    out = {"tokens": np.array([[[a, end, 0], [a, b, end]]]), "scores": np.array([[-0.2, -0.3]]),
+           "finished": np.array([[True, True]]), "log_probs": np.array([[-0.4, -0.9]]),
+           "lengths": np.array([[2, 3]]),
+           "attention": np.array([[[[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0, 0, 0]],
+                                   [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]])}
+    plain = model._decode_one(out, 0, ["x", "y", "z"], replace_unk=True)
+    assert plain.text == "a" and plain.coverage == 0.0
+    covered = model._decode_one(out, 0, ["x", "y", "z"], replace_unk=True, beta=0.2)
+    assert covered.text == "a b" and covered.coverage == 0.0 and covered.score == pytest.approx(-0.3)
+    assert covered.hypotheses[1] == ("a", pytest.approx(-0.2 + 0.2 * np.log(1e-6)))
+    # the model's default travels in its config; translate() takes an override and checks it
+    m2 = _tiny("attention", coverage_penalty=0.3)
+    assert Seq2Seq.from_config(m2.get_config()).coverage_penalty == 0.3
+    got = m2.translate(["a b c"], coverage_penalty=0.0)[0]
+    assert got.coverage == 0.0 and got.score == pytest.approx(m2.translate(["a b c"], coverage_penalty=0.0)[0].score)
+    assert m2.translate(["a b c"])[0].coverage <= 0.0
+    with pytest.raises(ValueError, match="coverage_penalty"):
+        m2.translate(["a b"], coverage_penalty=-1)
+
+
 def test_empty_and_long_inputs():
     model = _tiny("attention", max_source_length=4)
     out = model.translate(["", "   ", "a b", "a b c d e f"])
