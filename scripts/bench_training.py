@@ -3,7 +3,8 @@
     python scripts/bench_training.py [--batch-size 64] [--steps 10]
 
 Same model size (the bundled model's defaults: projection 512, embedding 256, LSTM 512,
-attention 256, vocabulary 2,540, 49 regions of 1280 channels), same batch, same weights:
+attention 256, vocabulary 2,540, and the 9x9 = 81 regions of 1280 channels of its
+EfficientNet-Lite2 grid; `--regions 49` for a Lite0 7x7 grid), same batch, same weights:
 
 * captioner: `CaptionDecoderModel.train_on_batch`: only the attention + LSTM recurrence is
   in the loop (`tf.scan`); embeddings, their input projection, the attention keys, the deep
@@ -80,6 +81,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--length", type=int, default=16, help="caption tokens per example (Flickr8k mean is ~12)")
     parser.add_argument("--vocab", type=int, default=2540)
+    parser.add_argument("--regions", type=int, default=81, help="annotation vectors per image (Lite2: 9x9)")
     parser.add_argument("--steps", type=int, default=8, help="train steps per timed run")
     parser.add_argument("--repeats", type=int, default=3, help="alternating timed runs of each variant")
     parser.add_argument("--output", default="bench_training.json")
@@ -88,7 +90,7 @@ def main(argv=None):
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
-    feats = rng.normal(size=(args.batch_size, 49, 1280)).astype("float32")
+    feats = rng.normal(size=(args.batch_size, args.regions, 1280)).astype("float32")
     tokens = rng.integers(4, args.vocab, size=(args.batch_size, args.length + 1)).astype("int32")
     x = {"annotations": feats, "tokens": tokens[:, :-1]}
     y = tokens[:, 1:]
@@ -144,7 +146,8 @@ def main(argv=None):
     if "reference (tutorial loop) mixed_bfloat16" in variants and "captioner mixed_bfloat16" in variants:
         rows.append(("captioner mixed_bfloat16 / reference mixed_bfloat16",
                      rates["captioner mixed_bfloat16"] / rates["reference (tutorial loop) mixed_bfloat16"], "x"))
-    extra = {"failed": failed, "repeats": {"steps_per_s": wall, "cpu_ms_per_step": cpu}, "load_average_1min": loads}
+    extra = {"shape": {"batch": args.batch_size, "tokens": args.length, "regions": args.regions, "vocabulary": args.vocab},
+             "failed": failed, "repeats": {"steps_per_s": wall, "cpu_ms_per_step": cpu}, "load_average_1min": loads}
     report("training step", rows, extra=extra, out=args.output)
 
 
