@@ -86,10 +86,8 @@ def translate_lines(model, lines, args, write):
     from captioner.errors import InputError
     from captioner.visualize import save_alignment_heatmap
 
-    beta = getattr(args, "coverage_penalty", None)
-    check_coverage_penalty(beta)
     options = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
-                   replace_unk=False if args.no_unk_replace else None, coverage_penalty=beta)
+                   replace_unk=False if args.no_unk_replace else None, coverage_penalty=args.coverage_penalty)
     heatmaps = bool(args.attention_dir)
     if heatmaps and model.kind != "attention":
         warn(f"{args.model} is a fixed-context ({model.kind}) model: it has no alignment, no heat maps written")

@@ -162,23 +162,20 @@ def run_classify(args, train, dev, evals, eval_name, desc):
                                metadata={**vocab.metadata, "from_embeddings": len(extra), "embeddings": args.embeddings})
         vocab.save(vocab_path)
     lexicon = relations = None
-    if args.word_relations:
+    wants_lexicon = args.wordnet != "no" and not args.no_pair_features
+    if args.word_relations or wants_lexicon:
+        from captioner.errors import InputError
         from captioner.metrics.caption_metrics import _load_wordnet
-        from captioner.models.entailment import build_relations
+        from captioner.models.entailment import build_lexicon, build_relations
 
         wordnet, reason = _load_wordnet()
+    if args.word_relations:
         if wordnet is None:
-            from captioner.errors import InputError
             raise InputError(f"--word-relations needs WordNet: {reason}")
         relations = build_relations(vocab.tokens[4:], wordnet)
         log.info("WordNet relations: %s", {k: len(v) for k, v in relations.items()})
-    if args.wordnet != "no" and not args.no_pair_features:
-        from captioner.metrics.caption_metrics import _load_wordnet
-        from captioner.models.entailment import build_lexicon
-
-        wordnet, reason = _load_wordnet()
+    if wants_lexicon:
         if wordnet is None and args.wordnet == "yes":
-            from captioner.errors import InputError
             raise InputError(f"--wordnet yes: {reason}")
         if wordnet is not None:
             lexicon = build_lexicon(vocab.tokens[4:], wordnet)
