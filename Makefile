@@ -16,7 +16,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-# Java (coco-caption METEOR / PTB tokenizer), WordNet (METEOR fallback), Chromium (browser test).
+# Java (coco-caption METEOR / PTB tokenizer), WordNet (METEOR fallback; train entail --word-relations), Chromium (browser test).
 system-deps:
 	-@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  need=""; command -v java >/dev/null || need="$$need default-jre-headless"; \

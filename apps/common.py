@@ -351,10 +351,7 @@ def alignment_png(column_labels, row_labels, weights, xlabel: str, ylabel: str, 
     """PNG bytes of an attention heat map: `weights` (rows x columns), the axes titled."""
     from captioner.visualize.alignment_heatmap import alignment_figure
 
-    fig = alignment_figure(column_labels, row_labels, weights, **figure_options)
-    ax = fig.axes[0]
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    fig = alignment_figure(column_labels, row_labels, weights, xlabel=xlabel, ylabel=ylabel, **figure_options)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
     return buf.getvalue()

@@ -1,4 +1,4 @@
-"""`captioner entail --model M --input PAIRS.tsv [--output OUT.jsonl]`
+"""`captioner entail --model M --input PAIRS.tsv [--output OUT.jsonl] [--attention-dir DIR]`
 
 Each input line is `premise<TAB>hypothesis` (further columns, such as a gold label, are
 ignored). Each output line is one JSON object, in input order:
@@ -7,12 +7,17 @@ ignored). Each output line is one JSON object, in input order:
      "probabilities": {"NEUTRAL": 0.1, "ENTAILMENT": 0.85, "CONTRADICTION": 0.05},
      "premise": "...", "hypothesis": "..."}
 
+A model trained with --word-relations adds "word_relations": the WordNet relations it was
+given, [[premise word, hypothesis word, relation, strength], ...]. `--attention-dir` writes one
+heat map per classified pair (lineNNNNN.png: premise words across, hypothesis words down).
+
 A malformed line (no tab, an empty side, not UTF-8, no words) gives
 `{"line": N, "error": "..."}` and the work goes on; the exit status is 1 if any line failed.
 """
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -25,6 +30,7 @@ def register(subparsers):
     p.add_argument("--input", "-i", help="TSV file of premise<TAB>hypothesis lines (default: stdin)")
     p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--attention-dir", help="write the hypothesis-over-premise attention of each pair here (PNG)")
     p.set_defaults(func=run)
 
 
@@ -59,6 +65,10 @@ def run(args):
 
     model = load_entailment(args.model)
     rows = parse_pairs(read_lines(args))
+    if args.attention_dir:
+        from captioner.visualize import save_alignment_heatmap
+
+        os.makedirs(args.attention_dir, exist_ok=True)
     failed = 0
     with output_stream(args.output) as out:
         bar = tqdm(total=len(rows), unit="pair", desc="entail", file=sys.stderr, disable=None)
@@ -79,6 +89,14 @@ def run(args):
                     obj = {"line": n, "label": res.label,
                            "probabilities": {k: round(v, 6) for k, v in res.probabilities.items()},
                            "premise": premise, "hypothesis": hypothesis}
+                    if model.word_relations is not None:
+                        obj["word_relations"] = [[p, h, r, round(s, 3)] for p, h, r, s in model.word_relations
+                                                 .named_pairs(res.premise_tokens, res.hypothesis_tokens)]
+                    if args.attention_dir and res.attention is not None and res.attention.size:
+                        save_alignment_heatmap(os.path.join(args.attention_dir, f"line{n:05d}.png"),
+                                               res.premise_tokens, res.hypothesis_tokens, res.attention,
+                                               title=f"{res.label} ({res.probabilities[res.label]:.0%})",
+                                               xlabel="premise", ylabel="hypothesis")
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             bar.update(len(chunk))
         bar.close()

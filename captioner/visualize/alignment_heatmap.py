@@ -30,8 +30,9 @@ def _check(source_tokens, target_tokens, weights):
 
 
 def alignment_figure(source_tokens, target_tokens, weights, title=None, cell_inches=0.32, dpi=100,
-                     vmax=1.0, cmap="gray"):
-    """A matplotlib `Figure` of the alignment matrix (see module doc); `vmax=None` scales to the max."""
+                     vmax=1.0, cmap="gray", xlabel="source", ylabel="target (generated)"):
+    """A matplotlib `Figure` of the alignment matrix (see module doc); `vmax=None` scales to the max;
+    `xlabel` / `ylabel` title the axes (an entailment pair's: "premise" / "hypothesis")."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -50,8 +51,8 @@ def alignment_figure(source_tokens, target_tokens, weights, title=None, cell_inc
     ax.set_yticks(range(len(target)), labels=target)
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")
-    ax.set_xlabel("source")
-    ax.set_ylabel("target (generated)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.tick_params(length=0)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     if title:

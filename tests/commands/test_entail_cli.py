@@ -49,3 +49,21 @@ def test_all_good_lines_exit_zero(model_path, tmp_path):
     out = tmp_path / "out.jsonl"
     assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 1
+
+
+def test_attention_dir_and_word_relations(tmp_path):
+    keras.utils.set_random_seed(1)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "man", "person", "is", "not", "playing"))
+    relations = {"base": {}, "synonym": {}, "antonym": {}, "hypernym": {"man": {"person": 1}}, "parents": {}}
+    path = tmp_path / "kim.keras"
+    EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8, relations=relations).save(path)
+    src = tmp_path / "pairs.tsv"
+    src.write_text("A man is playing\tA person is playing\nno tab\nA man\tA man is not playing\n", encoding="utf-8")
+    out, att = tmp_path / "out.jsonl", tmp_path / "att"
+    assert main(["entail", "--model", str(path), "--input", str(src), "--output", str(out),
+                 "--attention-dir", str(att)]) == 1  # line 2 failed, the others are done
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0]["word_relations"] == [["man", "person", "hypernym", 0.875]]
+    assert "error" in rows[1] and rows[2]["word_relations"] == []
+    assert sorted(p.name for p in att.iterdir()) == ["line00001.png", "line00003.png"]
+    assert (att / "line00003.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
