@@ -1,9 +1,12 @@
 """`captioner train entail`: textual entailment on SICK (or SNLI jsonl), both forms.
 
-    # (a) 3-way classifier (ESIM-lite: BiGRU + premise/hypothesis attention + lexical features)
+    # (a) 3-way classifier (ESIM-lite: BiGRU + premise/hypothesis attention + lexical features;
+    # the bundled model adds GloVe, reversed pairs, KIM's WordNet relations and three seeds)
     captioner train entail --task classify --format sick \
         --data ../shared/datasets/sick/SICK_train_trial.txt \
-        --output-dir runs/sick_entailment --model-out assets/models/sick_entailment.keras
+        --output-dir runs/sick_entailment --model-out assets/models/sick_entailment.keras \
+        --embeddings glove-6b-50d --embeddings-vocab 20000 --add-reverse-pairs --relatedness-weight 1 \
+        --word-relations --members 3 --epochs 30 --patience 6 --seed 1
 
     # (b) generator of an entailed hypothesis: the translator engine on ENTAILMENT pairs
     captioner train entail --task generate --format sick \
