@@ -26,6 +26,22 @@ import tensorflow as tf
 
 from captioner.layers.additive_attention import AdditiveAttention
 
+
+def doubly_stochastic_penalty(alphas, step_mask, annotation_mask=None):
+    """Xu et al. 2015, eq. 14, per example: sum_j (1 - sum_t alpha_tj)^2, float32 (B,).
+
+    alphas (B, T, R) attention weights of the decoder steps; step_mask (B, T) marks real steps
+    (decoder input != <pad>); annotation_mask (B, R) marks real annotations (a source
+    sentence's words; None: all, as for an image grid). Each real annotation is pushed to
+    receive a total weight of 1 over the sequence: every region looked at (captions), every
+    source word translated (translation). Computed in float32 whatever the compute dtype."""
+    alphas = tf.cast(alphas, tf.float32)
+    coverage = tf.reduce_sum(alphas * tf.cast(step_mask, tf.float32)[..., None], axis=1)  # (B, R)
+    missing = tf.square(1.0 - coverage)
+    if annotation_mask is not None:
+        missing = missing * tf.cast(annotation_mask, tf.float32)
+    return tf.reduce_sum(missing, axis=-1)
+
 CELLS = ("lstm", "gru")
 CONTEXTS = ("attention", "concat", "none")
 INIT_STATES = ("mean", "zero", "given")

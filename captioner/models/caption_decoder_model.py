@@ -8,7 +8,7 @@ import keras
 import tensorflow as tf
 
 from captioner.decoding import beam_search
-from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
 # The model kinds of the Show-Attend-Tell paper comparison.
@@ -74,10 +74,7 @@ class CaptionDecoderModel(keras.Model):
         if training and self.kind == "attention" and self.attention_lambda:
             # in float32 whatever the compute dtype: Keras sums this with the (float32) loss,
             # and under mixed_bfloat16 a bf16 sum over T steps would also lose precision
-            alphas = tf.cast(alphas, tf.float32)
-            valid = tf.cast(tokens != PAD_ID, tf.float32)[..., None]  # (B, T, 1)
-            coverage = tf.reduce_sum(alphas * valid, axis=1)  # (B, R): sum over t
-            penalty = tf.reduce_sum(tf.square(1.0 - coverage), axis=-1)  # (B,)
+            penalty = doubly_stochastic_penalty(alphas, tokens != PAD_ID)  # (B,)
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 

@@ -35,10 +35,10 @@ import regex
 import tensorflow as tf
 
 from captioner.decoding import beam_search, tile_beams
-from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.tokenizer import detokenize, tokenize
-from captioner.text.vocabulary import END_ID, START_ID, UNK, Vocabulary
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class Seq2Seq(keras.Model):
                  encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
                  beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
-                 training_config=None, **kwargs):
+                 attention_lambda=0.0, training_config=None, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -125,6 +125,9 @@ class Seq2Seq(keras.Model):
         self.replace_unk = bool(replace_unk)
         # beta of GNMT's coverage penalty (Wu et al. 2016), used to re-rank the final beam: 0 = off
         self.coverage_penalty = float(coverage_penalty)
+        # > 0 (attention kind, training only): the doubly stochastic attention penalty of the
+        # captioner (Xu et al. 2015) over the source words, so each one gets attended to
+        self.attention_lambda = float(attention_lambda)
         self.training_config = training_config or {}
 
         context, bidirectional = KINDS[kind]
@@ -167,8 +170,12 @@ class Seq2Seq(keras.Model):
 
     def call(self, inputs, training=False):
         annotations, mask, state = self.encode(inputs["source"], training=training)
-        logits, _ = self.decoder(inputs["tokens"], annotations, annotation_mask=mask,
-                                 initial_state=state, training=training)  # (B, T, V)
+        tokens = inputs["tokens"]
+        logits, alphas = self.decoder(tokens, annotations, annotation_mask=mask,
+                                      initial_state=state, training=training)  # (B, T, V), (B, T, S)
+        if training and self.kind == "attention" and self.attention_lambda:
+            penalty = doubly_stochastic_penalty(alphas, tokens != PAD_ID, mask)  # (B,)
+            self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
     def _generate(self, source, beam_size, alpha, max_length):
@@ -285,7 +292,8 @@ class Seq2Seq(keras.Model):
             "source_tokenizer": self.source_tokenizer, "target_tokenizer": self.target_tokenizer,
             "max_source_length": self.max_source_length, "beam_size": self.beam_size,
             "alpha": self.alpha, "max_length": self.max_length, "replace_unk": self.replace_unk,
-            "coverage_penalty": self.coverage_penalty, "training_config": self.training_config,
+            "coverage_penalty": self.coverage_penalty, "attention_lambda": self.attention_lambda,
+            "training_config": self.training_config,
         }
 
     @classmethod

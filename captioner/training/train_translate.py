@@ -24,6 +24,7 @@ import argparse
 import collections
 import json
 import logging
+import math
 import os
 import shlex
 import sys
@@ -99,6 +100,9 @@ def register(subparsers):
                         "replace a word written the same on both sides (tom, paris, 1984) by <unk> on both "
                         "sides with probability P, so an unknown source word yields <unk>, which decoding "
                         "then replaces with the source word it attends to (0: off)")
+    p.add_argument("--attention-lambda", type=float, default=0.0, metavar="L",
+                   help="attention kind: add the doubly stochastic attention penalty (the captioner's, Xu et al. "
+                        "2015) over the source words, weight L, so that every source word is attended to (0: off)")
     add_model_arguments(p)
     p.set_defaults(func=run)
 
@@ -308,6 +312,10 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
     if not 0.0 <= copy_rate < 1.0:
         from captioner.errors import InputError
         raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
+    attention_lambda = getattr(args, "attention_lambda", 0.0)
+    if not (attention_lambda >= 0 and math.isfinite(attention_lambda)):
+        from captioner.errors import InputError
+        raise InputError(f"--attention-lambda {attention_lambda}: must be a finite number >= 0")
     copy_positions = copyable_positions(src_tokens, tgt_tokens) if copy_rate else None
     if copy_positions:
         log.info("--copy-unk-rate %g: %d of %d pairs have a word written the same on both sides", copy_rate,
@@ -331,7 +339,7 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
         encoder_layers=layers, reverse_source=args.reverse_source, dropout=args.dropout,
         maxout=not args.no_maxout, source_tokenizer=src_tok, target_tokenizer=tgt_tok,
         max_source_length=args.max_source_length, beam_size=args.beam_size, alpha=args.alpha,
-        max_length=args.max_target_length + 10,
+        max_length=args.max_target_length + 10, attention_lambda=attention_lambda,
         training_config={"task": task, "seed": args.seed, "data": data_desc},
     )
     model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0), loss=masked_sparse_ce)

@@ -66,3 +66,16 @@ def test_config_round_trip():
 def test_bad_config_is_refused():
     with pytest.raises(ValueError, match="cell"):
         AttentionDecoder(10, cell="rnn")
+
+
+def test_doubly_stochastic_penalty_hand_worked():
+    from captioner.layers.attention_decoder import doubly_stochastic_penalty
+
+    # 2 real steps (the third is padding) over 3 annotations, the third of them padding too
+    alphas = np.array([[[0.5, 0.5, 0.0], [0.2, 0.8, 0.0], [0.9, 0.1, 0.0]]], np.float32)
+    steps = np.array([[True, True, False]])
+    # totals over real steps: 0.7, 1.3, 0 -> 0.3^2 + 0.3^2 (+ 1^2 for the padded annotation)
+    got = doubly_stochastic_penalty(alphas, steps, np.array([[True, True, False]])).numpy()
+    np.testing.assert_allclose(got, [0.18], atol=1e-6)
+    np.testing.assert_allclose(doubly_stochastic_penalty(alphas, steps).numpy(), [1.18], atol=1e-6)
+    assert doubly_stochastic_penalty(tf.cast(alphas, tf.bfloat16), steps).dtype == tf.float32

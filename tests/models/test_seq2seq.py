@@ -206,6 +206,28 @@ def test_coverage_penalty_hand_worked_and_reranks_the_beam():
         m2.translate(["a b"], coverage_penalty=-1)
 
 
+def test_attention_lambda_adds_the_source_coverage_loss_in_training_only():
+    from captioner.layers.attention_decoder import doubly_stochastic_penalty
+
+    model = _tiny("attention", attention_lambda=0.5)
+    assert Seq2Seq.from_config(model.get_config()).attention_lambda == 0.5
+    x = {"source": np.array([[4, 5, 6], [7, 0, 0]], np.int32), "tokens": np.array([[1, 4, 5, 6], [1, 7, 0, 0]], np.int32)}
+    model(x, training=False)
+    assert not model.losses
+    model(x, training=True)
+    [loss] = model.losses
+    annotations, mask, state = model.encode(x["source"])
+    _, alphas = model.decoder(x["tokens"], annotations, annotation_mask=mask, initial_state=state)
+    expected = 0.5 * np.mean(doubly_stochastic_penalty(alphas, x["tokens"] != 0, mask).numpy()) / 4
+    np.testing.assert_allclose(float(loss), expected, rtol=1e-5)  # dropout 0: the same attention
+    # the second sentence has one source word, which takes all the attention at both real steps:
+    # (1 - 2)^2, the padded source positions count for nothing
+    assert float(doubly_stochastic_penalty(alphas, x["tokens"] != 0, mask)[1]) == pytest.approx(1.0, abs=1e-5)
+    fixed = _tiny("sutskever", attention_lambda=0.5)  # no attention over the source: no penalty
+    fixed(x, training=True)
+    assert not fixed.losses
+
+
 def test_empty_and_long_inputs():
     model = _tiny("attention", max_source_length=4)
     out = model.translate(["", "   ", "a b", "a b c d e f"])

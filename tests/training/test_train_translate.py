@@ -92,3 +92,9 @@ def test_copy_unk_rate_out_of_range(tmp_path, rate, capsys):
     assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
                  str(tmp_path / "r"), "--copy-unk-rate", rate]) != 0
     assert "--copy-unk-rate" in capsys.readouterr().err
+
+
+def test_attention_lambda_must_be_non_negative(tmp_path, capsys):
+    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
+                 str(tmp_path / "r"), "--attention-lambda", "-1"]) != 0
+    assert "--attention-lambda -1.0: must be a finite number >= 0" in capsys.readouterr().err
