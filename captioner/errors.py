@@ -4,6 +4,7 @@ Every error that reaches a user names the input it is about and what is wrong wi
 """
 
 import contextlib
+import math
 
 
 class CaptionerError(Exception):
@@ -25,6 +26,12 @@ class ImageError(InputError):
 
 class WeightsError(CaptionerError):
     """Pretrained weights are missing, unsafe or do not match the architecture."""
+
+
+def check_non_negative(flag, value):
+    """InputError naming `flag` unless `value` is None or a finite number >= 0."""
+    if value is not None and not (value >= 0 and math.isfinite(value)):
+        raise InputError(f"{flag} {value}: must be a finite number >= 0")
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@ translated line (lineNNNNN.png: source words across, generated words down).
 
 import argparse
 import contextlib
-import math
 import os
 import sys
 
@@ -137,19 +136,14 @@ def translate_lines(model, lines, args, write):
     bar.close()
 
 
-def check_coverage_penalty(beta):
-    from captioner.errors import InputError
-
-    if beta is not None and not (beta >= 0 and math.isfinite(beta)):
-        raise InputError(f"--coverage-penalty {beta}: must be a finite number >= 0")
-
-
 def run(args):
     from captioner.models.seq2seq import load_translator
 
     if args.batch_size < 1:
         raise SystemExit("--batch-size must be >= 1")
-    check_coverage_penalty(args.coverage_penalty)  # before anything is read or written
+    from captioner.errors import check_non_negative
+
+    check_non_negative("--coverage-penalty", args.coverage_penalty)  # before anything is read or written
     model = load_translator(args.model)
     lines = read_lines(args)
     with output_stream(args.output) as out:

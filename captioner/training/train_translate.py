@@ -24,7 +24,6 @@ import argparse
 import collections
 import json
 import logging
-import math
 import os
 import shlex
 import sys
@@ -281,12 +280,18 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
     Shared by `train translate` and `train entail --task generate`."""
     import keras
 
+    from captioner.errors import InputError, check_non_negative
     from captioner.models.caption_decoder_model import masked_sparse_ce
     from captioner.models.seq2seq import Seq2Seq, text_tokens
     from captioner.text import Vocabulary
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
     from captioner.training.io import atomic_path, write_json
 
+    copy_rate = getattr(args, "copy_unk_rate", 0.0)
+    attention_lambda = getattr(args, "attention_lambda", 0.0)
+    if not 0.0 <= copy_rate < 1.0:  # checked before the run directory or a vocabulary is written
+        raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
+    check_non_negative("--attention-lambda", attention_lambda)
     keras.utils.set_random_seed(args.seed)
     run_dir = TrainingRun(args.output_dir)
     if args.limit:
@@ -308,14 +313,6 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
         src_vocab.save(vocab_paths[0])
         tgt_vocab.save(vocab_paths[1])
     log.info("%d training pairs; vocabularies: source %d, target %d", len(keep), len(src_vocab), len(tgt_vocab))
-    copy_rate = getattr(args, "copy_unk_rate", 0.0)
-    if not 0.0 <= copy_rate < 1.0:
-        from captioner.errors import InputError
-        raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
-    attention_lambda = getattr(args, "attention_lambda", 0.0)
-    if not (attention_lambda >= 0 and math.isfinite(attention_lambda)):
-        from captioner.errors import InputError
-        raise InputError(f"--attention-lambda {attention_lambda}: must be a finite number >= 0")
     copy_positions = copyable_positions(src_tokens, tgt_tokens) if copy_rate else None
     if copy_positions:
         log.info("--copy-unk-rate %g: %d of %d pairs have a word written the same on both sides", copy_rate,
