@@ -61,7 +61,7 @@ def report(name, rows, extra=None, out=None):
     data = {"benchmark": name, "machine": machine(), "load_average_1min_at_end": load_average(), "argv": sys.argv,
             "results": {label: {"value": value, "unit": unit} for label, value, unit in rows}, **(extra or {})}
     if out:
-        from captioner.training.io import write_json
+        from captioner.io import write_json
 
         write_json(out, data)
         print(f"  -> {out}")

@@ -69,7 +69,7 @@ def compare(args):
     from captioner.data.msvd import load_msvd
     from captioner.data.photo_pan_video import read_sources
     from captioner.metrics import evaluate_captions
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     root = args.pan_root
     data = load_msvd(os.path.join(root, "captions.csv"), os.path.join(root, "videos"),

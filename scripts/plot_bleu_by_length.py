@@ -89,7 +89,7 @@ def main(argv=None):
     import captioner.models.seq2seq  # noqa: F401
     from captioner.models.seq2seq import load_translator
     from captioner.text import tokenize
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
     from captioner.training.train_translate import corpus_bleu, grouped_references, load_translation_data
 
     args.split_elisions = "auto"

@@ -79,7 +79,7 @@ def main(argv=None):
               f"{r['report']['BLEU-4']:>9.2f} {r['report']['CIDEr']:>6.2f} | {r['dev']['BLEU-4']:>6.2f} "
               f"{r['dev']['METEOR']:>6.2f} {r['dev']['CIDEr']:>6.2f}{mark}")
     if args.output:
-        from captioner.training.io import write_json
+        from captioner.io import write_json
 
         write_json(args.output, {"model": args.model, "seed": args.seed, "tune_images": len(tune),
                                  "report_images": len(report), "tool": results[0]["dev"].get("tool"),

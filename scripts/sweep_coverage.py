@@ -42,7 +42,7 @@ def main(argv=None):
     from tqdm import tqdm
 
     from captioner.models.seq2seq import load_translator
-    from captioner.training.io import write_json
+    from captioner.io import write_json
     from captioner.training.train_translate import evaluate_bleu, grouped_references, load_translation_data
 
     betas = [float(b) for b in args.betas.split(",")]

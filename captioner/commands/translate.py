@@ -71,7 +71,7 @@ def output_stream(path):
     if not path:
         yield sys.stdout
         return
-    from captioner.training.io import atomic_path
+    from captioner.io import atomic_path
 
     with atomic_path(path, os.path.splitext(path)[1] or ".txt") as tmp:
         with open(tmp, "w", encoding="utf-8") as f:

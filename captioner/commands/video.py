@@ -31,7 +31,7 @@ def run(args):
     from captioner.features.video import list_videos
     from captioner.models.video_captioner import VideoCaptioner
     from captioner.models.video_pipeline import load_video_model
-    from captioner.training.io import atomic_path
+    from captioner.io import atomic_path
 
     paths = list_videos(args.paths)
     if not paths:

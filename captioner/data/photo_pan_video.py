@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 from captioner.data.synthetic_video import write_video
-from captioner.training.io import atomic_path, write_json
+from captioner.io import atomic_path, write_json
 
 PAN_MOTIONS = ("pan_left", "pan_right", "pan_up", "pan_down", "zoom_in", "zoom_out")
 

@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from captioner.training.io import atomic_path
+from captioner.io import atomic_path
 
 # motion -> (UCF101-style class name, caption phrases)
 MOTIONS = {
@@ -177,7 +177,7 @@ def make_synthetic_dataset(root, groups=25, clips_per_group=6, seed=0, size=64, 
     written are kept (resumable); the csv and split files are rewritten. Returns the plan."""
     from tqdm.auto import tqdm
 
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     ext = ".mp4" if codec.lower() in ("mp4v", "avc1") else ".avi"
     plan = clip_plan(groups, clips_per_group, seed)

@@ -207,7 +207,7 @@ def read_output(path, fmt):
 
 def _rewrite_without(path, fmt, drop_keys):
     """Atomically rewrite `path` without the error rows of images in `drop_keys`."""
-    from captioner.training.io import atomic_path
+    from captioner.io import atomic_path
 
     kept = [r for r in read_output(path, fmt) if not ("error" in r and _key(r["image"]) in drop_keys)]
     with atomic_path(path, ".tmp") as tmp:

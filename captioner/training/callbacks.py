@@ -8,7 +8,7 @@ import time
 
 import keras
 
-from captioner.training.io import atomic_path, write_json
+from captioner.io import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 

@@ -98,7 +98,7 @@ def run(args):
     from captioner.text import Vocabulary, tokenize
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
     from captioner.training.caption_data import CaptionExamples, decode_captions
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     command = "captioner train caption " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("caption") + 1:]) \
         if "caption" in sys.argv else None
@@ -218,7 +218,7 @@ def save_image_captioner(decoder_model, vocab, backbone_name, path, args, metric
     """Wrap the trained decoder with its backbone and save one .keras file atomically."""
     from captioner.backbones import get_backbone
     from captioner.models.image_captioner import ImageCaptioner
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
 
     backbone = get_backbone(backbone_name)
     decoder_model = inference_copy(decoder_model)

@@ -133,7 +133,7 @@ def run_classify(args, train, dev, evals, eval_name, desc):
     from captioner.models.entailment import LABELS, EntailmentClassifier, EntailmentEnsemble, entail_tokens
     from captioner.text import Vocabulary
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
     from captioner.training.train_translate import TimeBudget, command_line
 
     command = command_line("entail")

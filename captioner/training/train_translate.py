@@ -285,7 +285,7 @@ def fit_seq2seq(args, train, dev, evals, eval_name, data_desc, source_lang, task
     from captioner.models.seq2seq import Seq2Seq, text_tokens
     from captioner.text import Vocabulary
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
 
     copy_rate = getattr(args, "copy_unk_rate", 0.0)
     attention_lambda = getattr(args, "attention_lambda", 0.0)

@@ -103,7 +103,7 @@ def run(args):
     from captioner.text import Vocabulary, tokenize
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
     from captioner.training.caption_data import CaptionExamples
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     command = ("captioner train video-caption " + " ".join(shlex.quote(a) for a in
                sys.argv[sys.argv.index("video-caption") + 1:])) if "video-caption" in sys.argv else None
@@ -245,7 +245,7 @@ def save_video_captioner(model, vocab, path, args, metrics, config):
     """Wrap the trained model with its backbone; save one .keras file + metrics json, atomically."""
     from captioner.backbones import get_backbone
     from captioner.models.video_captioner import VideoCaptioner
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
 
     backbone = get_backbone(args.backbone)
     # an uncompiled copy with the same weights: the saved file carries no optimizer state

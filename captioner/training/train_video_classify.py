@@ -96,7 +96,7 @@ def run(args):
     from captioner.features.video_store import load_features
     from captioner.models.video_classifier_model import VideoClassifierModel
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     command = _command("video-classify")
     keras.utils.set_random_seed(args.seed)
@@ -169,7 +169,7 @@ def save_video_classifier(model, class_names, path, args, metrics, config):
     """Wrap the trained classifier with its backbone; save one .keras file + metrics json, atomically."""
     from captioner.backbones import get_backbone
     from captioner.models.video_classifier import VideoClassifier
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
 
     backbone = get_backbone(args.backbone)
     classifier = VideoClassifier(backbone.model, model, class_names, num_frames=args.num_frames,

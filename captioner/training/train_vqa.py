@@ -318,7 +318,7 @@ def run(args):
     from captioner.models.vqa_classifier import KINDS, VQAClassifier
     from captioner.text import Vocabulary, tokenize
     from captioner.training.callbacks import EpochCheckpoint, TrainingRun, plot_history
-    from captioner.training.io import write_json
+    from captioner.io import write_json
 
     command = "captioner train vqa " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("vqa") + 1:]) \
         if "vqa" in sys.argv else None
@@ -436,7 +436,7 @@ def save_vqa_model(classifier, vocab, answers, backbone_name, path, args, metric
     """Wrap the trained classifier with its backbone and save one .keras file atomically."""
     from captioner.backbones import get_backbone
     from captioner.models.vqa_model import VQAModel
-    from captioner.training.io import atomic_path, write_json
+    from captioner.io import atomic_path, write_json
 
     backbone = get_backbone(backbone_name)
     model = VQAModel(backbone.model, classifier, vocab, answers, max_question_length=args.max_question_length,

@@ -226,7 +226,7 @@ def png_bytes(figure):
 
 def write_png_atomic(path, data):
     """Write PNG bytes (or a PIL image) to `path` atomically; returns the path."""
-    from captioner.training.io import atomic_path
+    from captioner.io import atomic_path
 
     if isinstance(data, Image.Image):
         data = png_bytes(data)

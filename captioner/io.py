@@ -1,4 +1,5 @@
-"""Atomic file writes: a crash never leaves a half-written checkpoint, model or report."""
+"""Atomic file writes and JSON, shared by every package: a crash never leaves a half-written
+checkpoint, model or report."""
 
 import contextlib
 import json

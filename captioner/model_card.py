@@ -1,0 +1,151 @@
+"""`ModelCard`: the one schema of the JSON file beside every model (`NAME.keras` -> `NAME.json`).
+
+A card says how a model was made and what it reached on held-out data, so that the CLI, the
+app and the README read one place and never keep a second copy:
+
+    task       one of TASKS ("caption", "translate", "entail", "vqa", "video-caption", ...)
+    command    the exact command that trained the model (str), or the commands in order (list),
+               the training command last
+    seed       the training seed
+    data       what it was trained and selected on (files, splits, counts)
+    config     the full training configuration (the recipe's dataclass as a dict)
+    metrics    held-out metrics; ``metrics["split"]`` names the split they were measured on
+    notes      free text (str or list of str)
+    extra      everything else a card records (sweeps, baselines, previous bundled model, ...)
+
+Cards written before this schema (``dev_metrics`` instead of ``metrics``, free-form task
+names, extra keys at the top level) are read through :meth:`ModelCard.from_dict`, which maps
+them onto it; nothing they held is dropped (unknown keys go to ``extra``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+from captioner.errors import InputError
+
+SCHEMA_VERSION = 1
+
+TASKS = ("caption", "translate", "entail", "vqa", "video-caption", "video-classify", "transliterate",
+         "summarize", "language-model", "classify", "dialogue")
+
+# task names of the cards written before this schema
+_LEGACY_TASKS = {
+    "image captioning": "caption",
+    "translation": "translate",
+    "3-way entailment (sick labels)": "entail",
+    "entailment": "entail",
+    "visual question answering": "vqa",
+    "video captioning": "video-caption",
+    "video activity classification": "video-classify",
+}
+
+
+def card_path(model_path) -> str:
+    """The card of a model file: the same path with `.json` instead of `.keras`."""
+    base, ext = os.path.splitext(os.fspath(model_path))
+    return base + ".json" if ext in (".keras", ".h5", "") else os.fspath(model_path) + ".json"
+
+
+@dataclasses.dataclass
+class ModelCard:
+    model: str
+    task: str
+    command: str | list[str] | None = None
+    seed: int | None = None
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
+    notes: str | list[str] = ""
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"ModelCard task must be one of {TASKS}, got {self.task!r}")
+
+    # ---- what readers want ----
+    @property
+    def training_command(self) -> str | None:
+        """The command that trained the model (the last one when the card lists several)."""
+        if isinstance(self.command, list):
+            return self.command[-1] if self.command else None
+        return self.command
+
+    @property
+    def commands(self) -> list[str]:
+        """Every command, in the order they were run (feature extraction first, ...)."""
+        if self.command is None:
+            return []
+        return list(self.command) if isinstance(self.command, list) else [self.command]
+
+    @property
+    def split(self) -> str | None:
+        return self.metrics.get("split")
+
+    # ---- (de)serialization ----
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        if not out["extra"]:
+            del out["extra"]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], source: str = "model card") -> ModelCard:
+        """A card from its JSON object; old-schema cards are mapped onto this one."""
+        if not isinstance(d, dict):
+            raise InputError(f"{source}: a model card is a JSON object, got {type(d).__name__}")
+        d = dict(d)
+        fields = {f.name for f in dataclasses.fields(cls)}
+        task = str(d.pop("task", "") or "")
+        task = _LEGACY_TASKS.get(task.lower(), task)
+        if "metrics" not in d and "dev_metrics" in d:
+            d["metrics"] = d.pop("dev_metrics")
+        extra = dict(d.pop("extra", None) or {})
+        kwargs = {}
+        for key, value in d.items():
+            if key in fields:
+                kwargs[key] = value
+            else:
+                extra[key] = value
+        if "model" not in kwargs:
+            raise InputError(f"{source}: a model card needs 'model' (the model's file name)")
+        try:
+            return cls(task=task, extra=extra, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{source}: not a model card: {exc}") from None
+
+    @classmethod
+    def load(cls, path) -> ModelCard:
+        """Read the card at `path` (a `.json`), or the card beside a model file."""
+        path = os.fspath(path)
+        if not path.endswith(".json"):
+            path = card_path(path)
+        from captioner.errors import text_file_errors
+
+        with text_file_errors(path):
+            with open(path, encoding="utf-8") as f:
+                try:
+                    data = json.load(f)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}: not valid JSON ({exc})") from None
+        return cls.from_dict(data, source=path)
+
+    @classmethod
+    def find(cls, model_path) -> ModelCard | None:
+        """The card beside `model_path`, or None where there is none."""
+        path = card_path(model_path)
+        return cls.load(path) if os.path.exists(path) else None
+
+    def save(self, path) -> str:
+        """Write the card atomically to `path` (a `.json`) or beside a model file; returns the path."""
+        from captioner.io import write_json
+
+        path = os.fspath(path)
+        if not path.endswith(".json"):
+            path = card_path(path)
+        write_json(path, self.to_dict())
+        return path
