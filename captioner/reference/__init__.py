@@ -15,23 +15,65 @@ model, `tests/reference/` checks every gradient and the parity with Keras.
 """
 
 from captioner.reference.activations import sigmoid, softmax
-from captioner.reference.char_rnn import (adagrad_update, clip_gradients, encode_word,
-                                          initialize_lstm_parameters, initialize_rnn_parameters,
-                                          sample, sgd_update)
-from captioner.reference.gradient_check import gradient_check, numerical_gradient, relative_error
+from captioner.reference.char_rnn import (
+    adagrad_update,
+    clip_gradients,
+    encode_word,
+    initialize_lstm_parameters,
+    initialize_rnn_parameters,
+    sample,
+    sgd_update,
+)
+from captioner.reference.gradient_check import (
+    gradient_check,
+    numerical_gradient,
+    relative_error,
+)
 from captioner.reference.keras_weights import lstm_from_keras, lstm_to_keras
-from captioner.reference.loss import (cross_entropy_over_time, lstm_loss_gradients,
-                                      rnn_loss_gradients, softmax_output_backward)
-from captioner.reference.lstm import lstm_backward, lstm_cell_backward, lstm_cell_forward, lstm_forward
-from captioner.reference.rnn import rnn_backward, rnn_cell_backward, rnn_cell_forward, rnn_forward
+from captioner.reference.loss import (
+    cross_entropy_over_time,
+    lstm_loss_gradients,
+    rnn_loss_gradients,
+    softmax_output_backward,
+)
+from captioner.reference.lstm import (
+    lstm_backward,
+    lstm_cell_backward,
+    lstm_cell_forward,
+    lstm_forward,
+)
+from captioner.reference.rnn import (
+    rnn_backward,
+    rnn_cell_backward,
+    rnn_cell_forward,
+    rnn_forward,
+)
 
 __all__ = [
-    "sigmoid", "softmax",
-    "rnn_cell_forward", "rnn_cell_backward", "rnn_forward", "rnn_backward",
-    "lstm_cell_forward", "lstm_cell_backward", "lstm_forward", "lstm_backward",
-    "cross_entropy_over_time", "softmax_output_backward", "rnn_loss_gradients", "lstm_loss_gradients",
-    "numerical_gradient", "relative_error", "gradient_check",
-    "lstm_to_keras", "lstm_from_keras",
-    "initialize_rnn_parameters", "initialize_lstm_parameters", "encode_word", "clip_gradients",
-    "sgd_update", "adagrad_update", "sample",
+                                          "adagrad_update",
+                                          "clip_gradients",
+                                          "cross_entropy_over_time",
+                                          "encode_word",
+                                          "gradient_check",
+                                          "initialize_lstm_parameters",
+                                          "initialize_rnn_parameters",
+                                          "lstm_backward",
+                                          "lstm_cell_backward",
+                                          "lstm_cell_forward",
+                                          "lstm_forward",
+                                          "lstm_from_keras",
+                                          "lstm_loss_gradients",
+                                          "lstm_to_keras",
+                                          "numerical_gradient",
+                                          "relative_error",
+                                          "rnn_backward",
+                                          "rnn_cell_backward",
+                                          "rnn_cell_forward",
+                                          "rnn_forward",
+                                          "rnn_loss_gradients",
+                                          "sample",
+                                          "sgd_update",
+                                          "sigmoid",
+                                          "softmax",
+                                          "softmax_output_backward",
 ]

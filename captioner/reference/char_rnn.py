@@ -108,5 +108,13 @@ def sample(parameters, end_index, rng, max_length=30):
     return indices
 
 
-__all__ = ["END", "initialize_rnn_parameters", "initialize_lstm_parameters", "encode_word",
-           "clip_gradients", "sgd_update", "adagrad_update", "sample"]
+__all__ = [
+    "END",
+    "adagrad_update",
+    "clip_gradients",
+    "encode_word",
+    "initialize_lstm_parameters",
+    "initialize_rnn_parameters",
+    "sample",
+    "sgd_update",
+]

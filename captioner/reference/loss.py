@@ -33,7 +33,7 @@ def _mask(labels, mask, dtype):
 
 def cross_entropy_over_time(y_pred, labels, mask=None):
     """J above. y_pred (n_y, m, T_x) probabilities, labels (m, T_x) int, mask (m, T_x) or None."""
-    n_y, m, T_x = y_pred.shape
+    _, m, T_x = y_pred.shape  # (n_y, m, T_x)
     mask = _mask(labels, mask, y_pred.dtype)
     examples, steps = np.meshgrid(np.arange(m), np.arange(T_x), indexing="ij")  # (m, T_x) each
     p_true = y_pred[labels, examples, steps]  # (m, T_x): probability given to the right answer
@@ -45,7 +45,7 @@ def softmax_output_backward(y_pred, labels, a, Wy, mask=None):
 
     y_pred (n_y, m, T_x), labels (m, T_x), a (n_a, m, T_x), Wy (n_y, n_a). Returns
     dWy (n_y, n_a), dby (n_y, 1) and da (n_a, m, T_x), the dJ/da<t> for backprop in time."""
-    n_y, m, T_x = y_pred.shape
+    _, m, T_x = y_pred.shape  # (n_y, m, T_x)
     mask = _mask(labels, mask, y_pred.dtype)
 
     dz = y_pred.copy()  # (n_y, m, T_x)
@@ -75,7 +75,7 @@ def rnn_loss_gradients(x, labels, a0, parameters, mask=None):
 def lstm_loss_gradients(x, labels, a0, parameters, c0=None, mask=None):
     """As `rnn_loss_gradients`, for the LSTM: gradients dWf, dbf, dWi, dbi, dWc, dbc, dWo,
     dbo, dWy, dby, dx, da0, dc0. Returns (loss, gradients, a)."""
-    a, y_pred, c, caches = lstm_forward(x, a0, parameters, c0)
+    a, y_pred, _, caches = lstm_forward(x, a0, parameters, c0)
     loss = cross_entropy_over_time(y_pred, labels, mask)
     dWy, dby, da = softmax_output_backward(y_pred, labels, a, parameters["Wy"], mask)
     gradients = lstm_backward(da, caches)

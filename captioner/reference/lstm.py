@@ -114,7 +114,7 @@ def lstm_forward(x, a0, parameters, c0=None):
 
     x (n_x, m, T_x), a0 (n_a, m), c0 (n_a, m) or None for zeros. Returns a (n_a, m, T_x),
     y (n_y, m, T_x), c (n_a, m, T_x) and the caches (list of the T_x step caches, x, c0)."""
-    n_x, m, T_x = x.shape
+    _, m, T_x = x.shape  # (n_x, m, T_x)
     n_y, n_a = parameters["Wy"].shape
     if c0 is None:
         c0 = np.zeros((n_a, m), dtype=x.dtype)
@@ -145,8 +145,9 @@ def lstm_backward(da, caches):
 
     Returns a dict dx (n_x, m, T_x), da0 (n_a, m), dc0 (n_a, m), dWf, dbf, dWi, dbi, dWc,
     dbc, dWo, dbo."""
-    step_caches, x, c0 = caches
-    n_x, m, T_x = x.shape
+    step_caches, x, _ = caches  # (steps, x, c0)
+    m = x.shape[1]
+    T_x = x.shape[2]
     n_a = da.shape[0]
     parameters = step_caches[0][9]
 

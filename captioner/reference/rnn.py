@@ -83,7 +83,7 @@ def rnn_forward(x, a0, parameters):
 
     x (n_x, m, T_x), a0 (n_a, m). Returns a (n_a, m, T_x), y_pred (n_y, m, T_x) and the
     caches (list of the T_x step caches, x)."""
-    n_x, m, T_x = x.shape
+    _, m, T_x = x.shape  # (n_x, m, T_x)
     n_y, n_a = parameters["Wya"].shape
 
     a = np.zeros((n_a, m, T_x), dtype=x.dtype)
@@ -115,7 +115,7 @@ def rnn_backward(da, caches):
 
         dx (n_x, m, T_x), da0 (n_a, m), dWax, dWaa, dba       as a dict."""
     step_caches, x = caches
-    n_x, m, T_x = x.shape
+    _, m, T_x = x.shape  # (n_x, m, T_x)
     n_a = da.shape[0]
 
     dx = np.zeros_like(x)

@@ -3,8 +3,12 @@
 import numpy as np
 import pytest
 
-from captioner.reference import (cross_entropy_over_time, gradient_check, lstm_loss_gradients,
-                                 rnn_loss_gradients)
+from captioner.reference import (
+    cross_entropy_over_time,
+    gradient_check,
+    lstm_loss_gradients,
+    rnn_loss_gradients,
+)
 
 N_X, N_A, N_Y, M, T_X = 3, 4, 5, 3, 4
 TOLERANCE = 1e-6
@@ -63,7 +67,7 @@ def test_lstm_loss_gradients(mask):
     x = rng.standard_normal((N_X, M, T_X))
     a0, c0 = rng.standard_normal((N_A, M)), rng.standard_normal((N_A, M))
     labels = rng.integers(0, N_Y, size=(M, T_X))
-    loss, grads, _ = lstm_loss_gradients(x, labels, a0, p, c0, mask)
+    _, grads, _ = lstm_loss_gradients(x, labels, a0, p, c0, mask)
 
     arrays = {**p, "x": x, "a0": a0, "c0": c0}
     errors = gradient_check(lambda: lstm_loss_gradients(x, labels, a0, p, c0, mask)[0], arrays,

@@ -2,8 +2,15 @@
 
 import numpy as np
 
-from captioner.reference import (gradient_check, initialize_lstm_parameters, lstm_backward,
-                                 lstm_cell_backward, lstm_cell_forward, lstm_forward, sigmoid)
+from captioner.reference import (
+    gradient_check,
+    initialize_lstm_parameters,
+    lstm_backward,
+    lstm_cell_backward,
+    lstm_cell_forward,
+    lstm_forward,
+    sigmoid,
+)
 
 N_X, N_A, N_Y, M, T_X = 3, 4, 5, 2, 4
 TOLERANCE = 1e-6
@@ -41,7 +48,7 @@ def test_forward_shapes_and_zero_initial_cell():
     rng = np.random.default_rng(1)
     p = _parameters(rng)
     x, a0 = rng.standard_normal((N_X, M, T_X)), rng.standard_normal((N_A, M))
-    a, y, c, caches = lstm_forward(x, a0, p)
+    a, y, c, _ = lstm_forward(x, a0, p)
     assert a.shape == c.shape == (N_A, M, T_X) and y.shape == (N_Y, M, T_X)
     a1, c1, _, _ = lstm_cell_forward(x[:, :, 0], a0, np.zeros((N_A, M)), p)
     np.testing.assert_allclose(a[:, :, 0], a1)

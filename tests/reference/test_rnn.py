@@ -2,8 +2,15 @@
 
 import numpy as np
 
-from captioner.reference import (gradient_check, initialize_rnn_parameters, rnn_backward,
-                                 rnn_cell_backward, rnn_cell_forward, rnn_forward, softmax)
+from captioner.reference import (
+    gradient_check,
+    initialize_rnn_parameters,
+    rnn_backward,
+    rnn_cell_backward,
+    rnn_cell_forward,
+    rnn_forward,
+    softmax,
+)
 
 N_X, N_A, N_Y, M, T_X = 3, 5, 4, 2, 4
 TOLERANCE = 1e-6
