@@ -28,11 +28,20 @@ import sys
 import time
 from pathlib import Path
 
-from captioner.data.headlines import HeadlinePair, load_bbc_headlines, split_bbc_headlines
+from captioner.data.headlines import (
+    HeadlinePair,
+    load_bbc_headlines,
+    split_bbc_headlines,
+)
 from captioner.data.news_category import load_news_category, split_news_category
 from captioner.errors import InputError
 from captioner.io import write_json
-from captioner.metrics.rouge_f1 import ROUGE_TYPES, RougeF1, corpus_rouge_f1, rouge_tool_description
+from captioner.metrics.rouge_f1 import (
+    ROUGE_TYPES,
+    RougeF1,
+    corpus_rouge_f1,
+    rouge_tool_description,
+)
 
 DATASETS = "../shared/datasets"
 SELECT_BY = "rougeL"

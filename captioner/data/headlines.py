@@ -27,8 +27,16 @@ from pathlib import Path
 from captioner.data.tsv_pairs import split_by_key
 from captioner.errors import InputError
 
-__all__ = ["HeadlinePair", "HeadlineCorpus", "split_headlines", "load_bbc_headlines", "split_bbc_headlines",
-           "duplicate_groups", "DEV_FRACTION", "BBC_SALT"]
+__all__ = [
+    "BBC_SALT",
+    "DEV_FRACTION",
+    "HeadlineCorpus",
+    "HeadlinePair",
+    "duplicate_groups",
+    "load_bbc_headlines",
+    "split_bbc_headlines",
+    "split_headlines",
+]
 
 DEV_FRACTION = 0.1
 BBC_SALT = "bbc-news"

@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import json
 
-from captioner.data.headlines import DEV_FRACTION, HeadlineCorpus, HeadlinePair, split_headlines
+from captioner.data.headlines import (
+    DEV_FRACTION,
+    HeadlineCorpus,
+    HeadlinePair,
+    split_headlines,
+)
 from captioner.data.tsv_pairs import read_text_lines
 from captioner.errors import InputError
 
-__all__ = ["load_news_category", "split_news_category", "NEWS_CATEGORY_SALT"]
+__all__ = ["NEWS_CATEGORY_SALT", "load_news_category", "split_news_category"]
 
 NEWS_CATEGORY_SALT = "news-category"
 _FIELDS = ("link", "headline", "short_description", "category")
