@@ -81,3 +81,22 @@ def test_split_deterministic_disjoint_and_keeps_copies_together():
     assert {p.id for p in other_dev} != {p.id for p in dev if p in pairs}
     with pytest.raises(InputError, match="dev_fraction"):
         split_headlines(pairs, dev_fraction=1.0)
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
+
+
+@pytest.mark.skipif(not (DATA / "bbc-news" / "bbc").is_dir() or not (DATA / "news-category").is_dir(),
+                    reason="the shared dataset copies are not here")
+def test_real_corpora_split_sizes_are_pinned():
+    from captioner.data.news_category import load_news_category, split_news_category
+
+    bbc = load_bbc_headlines(DATA / "bbc-news" / "bbc")
+    assert (len(bbc.pairs), len(bbc.dropped), len(bbc.notes)) == (2004, 0, 1)  # sport/199.txt is Windows-1252
+    train, dev = split_bbc_headlines(bbc.pairs)
+    assert (len(train), len(dev)) == (1799, 205)
+    assert not {" ".join(p.source.lower().split()) for p in train} & {" ".join(p.source.lower().split()) for p in dev}
+    news = load_news_category(DATA / "news-category" / "News_Category_Dataset_v3.json")
+    assert (len(news.pairs), len(news.dropped)) == (9000, 0)
+    train, dev = split_news_category(news.pairs)
+    assert (len(train), len(dev)) == (8060, 940)
