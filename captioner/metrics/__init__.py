@@ -1,4 +1,5 @@
-"""Caption metrics: corpus BLEU, CIDEr-D, ROUGE-L (pure Python) and the coco-caption toolkit.
+"""Caption metrics: corpus BLEU, CIDEr-D, ROUGE-L (pure Python) and the coco-caption toolkit;
+ROUGE-1/2/L F1 for summaries and headlines through Google's rouge-score.
 
 Use :func:`evaluate_captions` for reportable figures; it says which tool produced them.
 """
@@ -14,6 +15,7 @@ from captioner.metrics.bleu import (
 from captioner.metrics.caption_metrics import METRIC_NAMES, evaluate_captions, java_available
 from captioner.metrics.cider import corpus_cider
 from captioner.metrics.rouge import corpus_rouge_l, lcs_length, rouge_l
+from captioner.metrics.rouge_f1 import ROUGE_TYPES, RougeF1, RougeResult, corpus_rouge_f1
 
 __all__ = [
     "BleuScore",
@@ -26,6 +28,10 @@ __all__ = [
     "corpus_rouge_l",
     "lcs_length",
     "rouge_l",
+    "ROUGE_TYPES",
+    "RougeF1",
+    "RougeResult",
+    "corpus_rouge_f1",
     "evaluate_captions",
     "java_available",
     "METRIC_NAMES",

@@ -1,0 +1,163 @@
+"""Headline generation pairs (source text -> headline) and their deterministic dev split.
+
+One record type for every headline corpus: :class:`HeadlinePair` (``source``, ``target`` =
+the headline, a stable ``id``, a ``category``, and ``origin`` = ``file:line`` or the file).
+Readers return a :class:`HeadlineCorpus`: the pairs plus the records they dropped (empty
+source or headline), so a caller can report how many and where.
+
+The dev split is a hash rule, not a saved list: a record is in dev when the md5 of
+``salt + key`` falls in the first ``dev_fraction`` of the hash range
+(:func:`captioner.data.tsv_pairs.split_by_key`), so it is the same on every machine, in every
+Python, whatever the file order. The key is the smallest id of the record's duplicate group:
+records joined by the same id, the same source text or the same headline (case and spacing
+ignored, chains followed) are one group and land on one side. Without that the BBC corpus
+leaks: it holds 111 pairs of identical articles and more re-published versions under one
+headline, and about one dev article in ten would have its copy in train.
+
+This module also holds a minimal BBC News adapter (:func:`load_bbc_headlines`): article ->
+headline from the Greene & Cunningham 2006 files ``bbc/<topic>/NNN.txt``, whose first line is
+the headline and the rest the article.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from captioner.data.tsv_pairs import split_by_key
+from captioner.errors import InputError
+
+__all__ = [
+    "BBC_SALT",
+    "DEV_FRACTION",
+    "HeadlineCorpus",
+    "HeadlinePair",
+    "duplicate_groups",
+    "load_bbc_headlines",
+    "split_bbc_headlines",
+    "split_headlines",
+]
+
+DEV_FRACTION = 0.1
+BBC_SALT = "bbc-news"
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadlinePair:
+    """One source text and its headline."""
+
+    source: str
+    target: str
+    id: str
+    category: str = ""
+    origin: str = ""
+
+
+@dataclasses.dataclass
+class HeadlineCorpus:
+    """Pairs read from a corpus, and ``dropped``: ``(origin, reason)`` of each record left out."""
+
+    pairs: list[HeadlinePair]
+    dropped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> str:
+        text = f"{len(self.pairs)} pairs, {len(self.dropped)} records dropped"
+        if self.dropped:
+            reasons = {}
+            for _, why in self.dropped:
+                reasons[why] = reasons.get(why, 0) + 1
+            text += " (" + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())) + ")"
+        return text + "".join(f"; {note}" for note in self.notes)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def duplicate_groups(pairs) -> dict[str, str]:
+    """id -> the smallest id of its group: pairs sharing an id, a source or a headline (case
+    and spacing ignored), transitively (union-find)."""
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first_by = {}
+    for p in pairs:
+        parent.setdefault(p.id, p.id)
+        for field, value in (("source", _normalized(p.source)), ("target", _normalized(p.target))):
+            other = first_by.setdefault((field, value), p.id)
+            a, b = find(other), find(p.id)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {i: find(i) for i in parent}
+
+
+def split_headlines(pairs, dev_fraction: float = DEV_FRACTION, salt: str = "headlines"):
+    """``(train, dev)`` by the hash rule on each pair's duplicate group (see the module
+    docstring), input order kept."""
+    if not 0 < dev_fraction < 1:
+        raise InputError(f"dev_fraction {dev_fraction}: must be between 0 and 1")
+    pairs = list(pairs)
+    group = duplicate_groups(pairs)
+    parts = split_by_key(pairs, key=lambda p: group[p.id], fractions={"dev": dev_fraction}, salt=salt)
+    return parts["train"], parts["dev"]
+
+
+def _read_bbc_text(path: Path, notes: list[str]) -> str:
+    """UTF-8, else Windows-1252 (one file of the public BBC corpus, sport/199.txt, has a
+    Latin-1 pound sign); bytes neither can decode raise InputError naming ``file:line``."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = raw.decode("cp1252")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: neither UTF-8 nor Windows-1252 text ({e.reason})") from None
+    notes.append(f"{path}: not UTF-8, read as Windows-1252")
+    return text
+
+
+def load_bbc_headlines(root) -> HeadlineCorpus:
+    """Article -> headline pairs of the BBC News corpus under ``root`` (the folder holding the
+    topic folders, e.g. ``bbc-news/bbc``), sorted by ``topic/NNN`` (the id; category = topic).
+
+    The headline is the first non-blank line; the article is the rest, stripped, paragraphs
+    kept as lines. A file with no headline or no article is dropped and counted.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a folder (expected the BBC folder holding <topic>/NNN.txt)")
+    files = sorted(p for p in root.glob("*/*.txt") if p.is_file())
+    if not files:
+        raise InputError(f"{root}: no <topic>/*.txt files")
+    pairs, dropped, notes = [], [], []
+    for path in files:
+        lines = _read_bbc_text(path, notes).splitlines()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        headline = lines[0].strip() if lines else ""
+        article = "\n".join(line.strip() for line in lines[1:]).strip()
+        if not headline or not article:
+            dropped.append((str(path), "empty headline" if not headline else "empty article"))
+            continue
+        topic = path.parent.name
+        pairs.append(HeadlinePair(article, headline, f"{topic}/{path.name}", topic, str(path)))
+    if not pairs:
+        raise InputError(f"{root}: no file with both a headline and an article")
+    return HeadlineCorpus(pairs, dropped, notes)
+
+
+def split_bbc_headlines(pairs, dev_fraction: float = DEV_FRACTION):
+    """``(train, dev)`` of BBC pairs by the hash rule on ``topic/NNN.txt`` (salt ``bbc-news``)."""
+    return split_headlines(pairs, dev_fraction, salt=BBC_SALT)

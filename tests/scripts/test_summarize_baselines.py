@@ -1,0 +1,106 @@
+"""scripts/summarize_baselines.py on tiny hand-made corpora."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from captioner.data.headlines import HeadlinePair
+from captioner.errors import InputError
+from captioner.metrics.rouge_f1 import RougeF1
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "summarize_baselines.py"
+
+
+@pytest.fixture(scope="module")
+def sb():
+    spec = importlib.util.spec_from_file_location("summarize_baselines", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lead3_corpus(n=12):
+    # the headline is the first three words of every source: lead-3 scores F1 = 1
+    # (lead-2: P 1, R 2/3 -> 0.8; lead-4: P 3/4, R 1 -> 0.857)
+    return [HeadlinePair(f"k{i} m{i} q{i} z{i} y{i} x{i} w{i}", f"k{i} m{i} q{i}", f"d/{i}") for i in range(n)]
+
+
+def test_lead_words(sb):
+    assert sb.lead_words("  one two\nthree  four ", 3) == "one two three"
+    assert sb.lead_words("one two", 5) == "one two"
+
+
+def test_lead_n_picks_the_right_n(sb):
+    curve, per_doc = sb.lead_n_curve(_lead3_corpus(), range(1, 8), RougeF1())
+    assert sb.choose_n(curve) == 3
+    assert curve[3]["rougeL"] == pytest.approx(100.0)
+    assert curve[2]["rouge1"] == pytest.approx(80.0) and curve[4]["rouge1"] == pytest.approx(600 / 7)
+    assert per_doc[0][3] == {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0}
+    # a tie goes to the smaller N
+    assert sb.choose_n({1: {"rougeL": 5.0}, 2: {"rougeL": 7.0}, 3: {"rougeL": 7.0}}) == 2
+
+
+def test_oracle_picks_each_documents_best_n(sb):
+    pairs = [HeadlinePair("aa bb cc dd", "aa", "1"), HeadlinePair("aa bb cc dd", "aa bb cc", "2")]
+    _, per_doc = sb.lead_n_curve(pairs, range(1, 5), RougeF1())
+    picks, scores = sb.oracle_lead(per_doc)
+    assert picks == [1, 3] and scores["rougeL"] == pytest.approx(100.0)
+
+
+def test_retrieval_returns_the_neighbours_headline(sb):
+    train = [HeadlinePair("apple banana orchard harvest fruit", "Fruit crop is large", "t/1"),
+             HeadlinePair("rocket launch orbit satellite space", "Rocket reaches orbit", "t/2"),
+             HeadlinePair("parliament vote minister election", "Minister wins vote", "t/3")]
+    dev = [HeadlinePair("the satellite went into orbit", "?", "d/1"),
+           HeadlinePair("an orchard full of apple trees", "?", "d/2")]
+    headlines, ids, sims = sb.retrieve_headlines(train, dev)
+    assert headlines == ["Rocket reaches orbit", "Fruit crop is large"] and ids == ["t/2", "t/1"]
+    assert all(0 < s <= 1 for s in sims)
+
+
+def test_dev_copies_in_train(sb):
+    train = [HeadlinePair("Some text", "Head", "1")]
+    dev = [HeadlinePair("some   TEXT", "other", "2"), HeadlinePair("new", "head", "3"), HeadlinePair("x", "y", "4")]
+    assert sb.dev_copies_in_train(train, dev) == 2
+
+
+def _tiny_datasets(tmp_path, n=60):
+    bbc = tmp_path / "bbc"
+    for i in range(n):
+        topic = ("business", "tech")[i % 2]
+        path = bbc / topic / f"{i:03d}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"k{i} m{i} q{i}\n\nk{i} m{i} q{i} z{i} y{i} x{i} w{i} common words here.\n")
+    news = tmp_path / "news.json"
+    news.write_text("\n".join(json.dumps({"link": f"https://x/{i}", "headline": f"k{i} m{i} q{i} z{i}",
+                                          "short_description": f"k{i} m{i} q{i} z{i} y{i} x{i}",
+                                          "category": "C", "authors": "", "date": ""}) for i in range(n)) + "\n")
+    return bbc, news
+
+
+def test_main_end_to_end(sb, tmp_path, capsys):
+    bbc, news = _tiny_datasets(tmp_path)
+    out = tmp_path / "report.json"
+    sb.main(["--bbc", str(bbc), "--news-category", str(news), "--max-n", "6", "--output", str(out)])
+    report = json.loads(out.read_text())
+    assert "rouge-score" in report["metric"]
+    bbc_report, news_report = report["datasets"]["bbc-news"], report["datasets"]["news-category"]
+    assert bbc_report["lead_n"]["n"] == 3 and news_report["lead_n"]["n"] == 4
+    assert bbc_report["train"] + bbc_report["dev"] == 60 and bbc_report["dev"] > 0
+    assert bbc_report["dev_rouge_f1"]["lead-3 (N chosen on train)"]["rougeL"] == pytest.approx(100.0)
+    assert sorted(bbc_report["lead_n"]["train_curve"]) == [str(n) for n in range(1, 7)]
+    assert any(row.startswith("ORACLE") for row in news_report["dev_rouge_f1"])
+    assert "lead-3 (N chosen on train)" in capsys.readouterr().out
+
+
+def test_saved_dev_list(sb, tmp_path):
+    bbc, _ = _tiny_datasets(tmp_path, 20)
+    listing = tmp_path / "dev.txt"
+    listing.write_text("# dev\nbusiness/000\ntech/001.txt\n")
+    report = sb.main(["--bbc", str(bbc), "--news-category", "", "--max-n", "4", "--bbc-dev-list", str(listing)])
+    assert report["datasets"]["bbc-news"]["dev"] == 2
+    listing.write_text("tech/999.txt\n")
+    with pytest.raises(InputError, match="not in the corpus"):
+        sb.main(["--bbc", str(bbc), "--news-category", "", "--bbc-dev-list", str(listing)])
