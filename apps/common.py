@@ -11,9 +11,12 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hashlib
+import importlib.machinery
+import importlib.util
 import io
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -40,13 +43,14 @@ SAMPLE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
-    """A bundled model: where it lives, the env var that overrides it, and how it is made."""
+    """A bundled model: where it lives and the env var that overrides it. How it was made and
+    what it scored are in its card (`NAME.json` beside `NAME.keras`), never repeated here."""
 
     key: str
     title: str
     default_path: str  # relative to the repository root
     env_var: str
-    train_command: str
+    cli_task: str  # `captioner train CLI_TASK`: only for the hint when no card can be read
 
     @property
     def path(self) -> Path:
@@ -54,56 +58,116 @@ class ModelSpec:
         path = Path(override) if override else REPO_ROOT / self.default_path
         return path if path.is_absolute() else (REPO_ROOT / path)
 
+    @property
+    def bundled_path(self) -> Path:
+        return REPO_ROOT / self.default_path
+
 
 MODELS = {
     spec.key: spec for spec in (
         ModelSpec("caption", "Flickr8k soft-attention captioner", "assets/models/flickr8k_attention.keras",
-                  "CAPTIONER_CAPTION_MODEL",
-                  "captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
-                  "--features work/flickr8k_lite2.h5 --backbone efficientnet_lite2 --output-dir runs/flickr8k_attention "
-                  "--model-out assets/models/flickr8k_attention.keras --seed 1"),
+                  "CAPTIONER_CAPTION_MODEL", "caption"),
         ModelSpec("vqa", "easy-VQA question-guided attention", "assets/models/easy_vqa.keras",
-                  "CAPTIONER_VQA_MODEL",
-                  "captioner train vqa --dataset easy-vqa --features work/easy_vqa_lite0.h5 "
-                  "--output-dir runs/easy_vqa_attention --model-out assets/models/easy_vqa.keras "
-                  "--kind attention --hops 2 --question-words --fusion product --reduce-dim 64 "
-                  "--embedding-dim 64 --units 128 --attention-units 128 --hidden-units 256 --batch-size 256 "
-                  "--patience 6 --epochs 40 --seed 1"),
+                  "CAPTIONER_VQA_MODEL", "vqa"),
         ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
-                  "CAPTIONER_TRANSLATE_FR_EN_MODEL",
-                  "captioner train translate --format anki --data ../shared/datasets/anki-fra-eng/fra.txt "
-                  "--reverse --kind attention --embedding-dim 256 --units 256 --attention-units 256 "
-                  "--batch-size 256 --learning-rate 0.002 --steps-per-epoch 150 --epochs 40 --patience 4 "
-                  "--lr-decay 0.5 --copy-unk-rate 0.15 --output-dir runs/anki_fr_en "
-                  "--model-out assets/models/anki_fr_en.keras --seed 1"),
+                  "CAPTIONER_TRANSLATE_FR_EN_MODEL", "translate"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
-                  "CAPTIONER_TRANSLATE_EN_DE_MODEL",
-                  "captioner train translate --format multi30k --data ../shared/datasets/multi30k "
-                  "--source en --target de --output-dir runs/multi30k_en_de "
-                  "--model-out assets/models/multi30k_en_de.keras --embedding-dim 256 --units 256 "
-                  "--attention-units 256 --dropout 0.3 --epochs 17 --steps-per-epoch 450 --dev-limit 1000 "
-                  "--patience 4 --lr-decay 0.5 --seed 1"),
+                  "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
-                  "CAPTIONER_ENTAIL_MODEL",
-                  "captioner train entail --task classify --format sick "
-                  "--data ../shared/datasets/sick/SICK_train_trial.txt --output-dir runs/sick_entailment "
-                  "--model-out assets/models/sick_entailment.keras --embeddings glove-6b-50d "
-                  "--embeddings-vocab 20000 --add-reverse-pairs --relatedness-weight 1 --word-relations "
-                  "--members 3 --epochs 30 --patience 6 --seed 1"),
+                  "CAPTIONER_ENTAIL_MODEL", "entail"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
-                  "CAPTIONER_VIDEO_CAPTION_MODEL",
-                  "python scripts/make_video_datasets.py --out work/video --seed 0\n"
-                  "captioner train video-caption --data work/video/synthetic/captions.csv work/video/synthetic "
-                  "work/video/synthetic_lite0_f8.h5 --output-dir runs/video_caption "
-                  "--model-out assets/models/video_caption.keras --seed 1"),
+                  "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption"),
         ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
-                  "CAPTIONER_VIDEO_CLASSIFY_MODEL",
-                  "python scripts/make_video_datasets.py --out work/video --seed 0\n"
-                  "captioner train video-classify --data-dir work/video/synthetic "
-                  "--features work/video/synthetic_lite0_f8.h5 --output-dir runs/video_classify "
-                  "--model-out assets/models/video_classify.keras --seed 1"),
+                  "CAPTIONER_VIDEO_CLASSIFY_MODEL", "video-classify"),
     )
 }
+
+
+# ----------------------------------------------------------------------------- model cards
+
+_CARDS_PACKAGE = "_captioner_app_cards"  # captioner/ as a bare package: no __init__, no TensorFlow
+_CARDS_LOCK = threading.Lock()
+
+
+def model_card_module():
+    """The module `captioner.model_card` (`ModelCard`, `card_path`), without importing TensorFlow.
+
+    `import captioner.model_card` runs `captioner/__init__.py`, which imports TensorFlow
+    (seconds), and the pages read cards before they load a model (the missing-model hint). So
+    while `captioner` is not imported yet, the same file is loaded by path as a submodule of a
+    private package over the `captioner/` folder whose `__init__` never runs: model_card.py
+    imports only its siblings errors.py and io.py, relatively. Once `captioner` is imported
+    (the first model load), the real module is used.
+    """
+    if "captioner" in sys.modules:
+        import captioner.model_card
+
+        return captioner.model_card
+    with _CARDS_LOCK:
+        if _CARDS_PACKAGE not in sys.modules:
+            found = importlib.util.find_spec("captioner")  # where `import captioner` would load from; runs nothing
+            if found is None or not found.submodule_search_locations:
+                raise ImportError("the captioner package cannot be found")
+            spec = importlib.machinery.ModuleSpec(_CARDS_PACKAGE, None, is_package=True)
+            spec.submodule_search_locations = list(found.submodule_search_locations)
+            sys.modules[_CARDS_PACKAGE] = importlib.util.module_from_spec(spec)
+        return importlib.import_module(f"{_CARDS_PACKAGE}.model_card")
+
+
+@dataclasses.dataclass(frozen=True)
+class CardRead:
+    """The card of a model file as the app read it: `card` (a ModelCard) or None, with why not."""
+
+    path: Path  # the JSON read, or looked for
+    card: object | None = None
+    error: str | None = None  # set when the JSON is there but is not a model card
+
+
+def read_model_card(model_path) -> CardRead:
+    """The card beside `model_path` (`NAME.json` beside `NAME.keras`)."""
+    cards = model_card_module()
+    path = Path(cards.card_path(model_path))
+    if not path.is_file():
+        return CardRead(path)
+    try:
+        return CardRead(path, cards.ModelCard.load(path))
+    except Exception as exc:  # noqa: BLE001 - an unreadable card is reported, never fatal
+        return CardRead(path, error=str(exc))
+
+
+def spec_card(spec: ModelSpec) -> CardRead:
+    """The card for training `spec`'s model: the one beside its file, else (the file or its card
+    is gone, or the env var points elsewhere) the bundled card in assets/models/."""
+    read = read_model_card(spec.path)
+    if read.card is None and spec.path != spec.bundled_path:
+        bundled = read_model_card(spec.bundled_path)
+        if bundled.card is not None:
+            return bundled
+    return read
+
+
+def training_command(spec: ModelSpec) -> str:
+    """The command that trains `spec`'s model, from its card."""
+    card = spec_card(spec).card
+    command = card.training_command if card is not None else None
+    return command or f"captioner train {spec.cli_task} --help"
+
+
+def show_training_command(spec: ModelSpec, read: CardRead | None = None):
+    """The training command in a code block; where the card lists other steps (feature
+    extraction before it, a decoding sweep after it), all of them in order beneath."""
+    read = read or spec_card(spec)
+    card = read.card
+    if card is None:
+        st.code(f"captioner train {spec.cli_task} --help", language="bash", wrap_lines=True)
+        why = f"cannot be read ({read.error})" if read.error else "is not there"
+        st.caption(f"The model card `{display_path(read.path)}` {why}, so its exact command cannot be shown.")
+        return
+    st.code(card.training_command, language="bash", wrap_lines=True)
+    if len(card.commands) > 1:
+        steps = "\n".join(f"{i}. `{c}`" + (" (the training command above)" if c == card.training_command else "")
+                          for i, c in enumerate(card.commands, 1))
+        st.markdown(f"All the steps, in order (`{display_path(read.path)}`):\n\n{steps}")
 
 
 # ----------------------------------------------------------------------------- models
@@ -144,12 +208,12 @@ def show_missing_model(spec: ModelSpec, purpose: str):
     """Tell the user that `spec`'s model file is absent and which command makes it."""
     st.info(
         f"**{spec.title}** is not here yet: this page needs `{display_path(spec.path)}` "
-        f"{purpose}. Train it from the repository root with the command below (`--help` lists the "
-        f"options; a bundled model's exact command and metrics are in the `.json` beside it), then "
+        f"{purpose}. Train it from the repository root with the command below, the one in its model "
+        f"card (`--help` lists the options; the card also holds the seed, data and metrics), then "
         f"reload this page, or point `{spec.env_var}` at a model file.",
         icon=":material/model_training:",
     )
-    st.code(spec.train_command, language="bash", wrap_lines=True)
+    show_training_command(spec)
 
 
 def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
@@ -168,7 +232,7 @@ def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
     except ModelLoadError as exc:
         st.error(f"The model file `{display_path(path)}` is there but cannot be loaded: {exc.detail}",
                  icon=":material/error:")
-        st.code(spec.train_command, language="bash", wrap_lines=True)
+        show_training_command(spec)
         return None
     holds = type(loaded[0]).__name__
     if kinds and holds not in kinds:
@@ -176,7 +240,7 @@ def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
                  f"{' or '.join(f'`{k}`' for k in kinds)} {purpose}. Point `{spec.env_var}` at the right "
                  f"file, or train one:",
                  icon=":material/error:")
-        st.code(spec.train_command, language="bash", wrap_lines=True)
+        show_training_command(spec)
         return None
     return loaded
 
@@ -191,19 +255,8 @@ def pick_model(specs, label: str, purpose: str, key: str) -> ModelSpec:
         st.stop()
     spec = st.radio(label, available, format_func=lambda s: s.title, horizontal=True, key=key)
     for missing in (s for s in specs if s not in available):
-        st.caption(f"{missing.title}: not trained yet (`{missing.train_command.splitlines()[-1]}`).")
+        st.caption(f"{missing.title}: not trained yet (`{training_command(missing)}`).")
     return spec
-
-
-def model_card(path):
-    """The metrics JSON written beside a bundled model (command, seed, data, metrics), or None."""
-    card = Path(path).with_suffix(".json")
-    if not card.is_file():
-        return None
-    try:
-        return json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def display_path(path) -> str:
@@ -378,19 +431,24 @@ def safe_stem(name: str) -> str:
 
 
 def show_model_card(spec: ModelSpec):
-    """Show how a bundled model was made and what it scored (the JSON beside it), if there is one."""
-    card = model_card(spec.path)
+    """How the loaded model was made and what it scored: its card (the JSON beside it), if any."""
     st.success(f"**{spec.title}**: `{display_path(spec.path)}` is loaded.", icon=":material/check_circle:")
-    if card is None:
-        st.caption(f"No metrics file `{display_path(spec.path.with_suffix('.json'))}` beside it.")
+    read = read_model_card(spec.path)  # the loaded file's own card: a bundled one would describe another model
+    if read.card is None:
+        if read.error:
+            st.warning(f"The model card `{display_path(read.path)}` cannot be read: {read.error}",
+                       icon=":material/warning:")
+        else:
+            st.caption(f"No model card `{display_path(read.path)}` beside it.")
         return
-    if card.get("command"):
-        st.markdown("Made with:")
-        st.code(card["command"], language="bash", wrap_lines=True)
-    metrics = {k: v for k, v in card.items() if "metric" in k.lower()}
-    if metrics:
-        st.markdown(f"Metrics (from `{display_path(spec.path.with_suffix('.json'))}`):")
-        st.json(metrics, expanded=2)
+    card = read.card
+    if card.commands:
+        st.markdown("Made with" + (f" (seed {card.seed}):" if card.seed is not None else ":"))
+        show_training_command(spec, read)
+    if card.metrics:
+        split = card.split or "a split the card does not name"
+        st.markdown(f"Metrics on **{split}** (from `{display_path(read.path)}`):")
+        st.json(card.metrics, expanded=2)
 
 
 def model_card_expander(spec: ModelSpec, expanded=False):

@@ -14,8 +14,13 @@ app and the README read one place and never keep a second copy:
     extra      everything else a card records (sweeps, baselines, previous bundled model, ...)
 
 Cards written before this schema (``dev_metrics`` instead of ``metrics``, free-form task
-names, extra keys at the top level) are read through :meth:`ModelCard.from_dict`, which maps
-them onto it; nothing they held is dropped (unknown keys go to ``extra``).
+names, a separate ``commands`` list, extra keys at the top level) are read through
+:meth:`ModelCard.from_dict`, which maps them onto it; nothing they held is dropped (unknown keys
+go to ``extra``, a free-form task name to ``extra["task_as_written"]``).
+
+This module imports nothing heavy and only its siblings ``errors`` and ``io``, relatively, so
+that the app can load it by file path without importing the ``captioner`` package (whose
+``__init__`` imports TensorFlow): see ``apps/common.py:model_card_class``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import json
 import os
 from typing import Any
 
-from captioner.errors import InputError
+from .errors import InputError  # relative: see the module docstring
 
 SCHEMA_VERSION = 1
 
@@ -66,14 +71,35 @@ class ModelCard:
     def __post_init__(self):
         if self.task not in TASKS:
             raise ValueError(f"ModelCard task must be one of {TASKS}, got {self.task!r}")
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError(f"ModelCard model must be the model's file name, got {self.model!r}")
+        if isinstance(self.command, list):
+            if not all(isinstance(c, str) and c for c in self.command):
+                raise ValueError(f"ModelCard command must be a string or a list of strings, got {self.command!r}")
+        elif self.command is not None and not isinstance(self.command, str):
+            raise ValueError(f"ModelCard command must be a string or a list of strings, got {self.command!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ValueError(f"ModelCard seed must be an integer, got {self.seed!r}")
+        for name in ("data", "config", "metrics", "extra"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(f"ModelCard {name} must be a JSON object, got {getattr(self, name)!r}")
+        split = self.metrics.get("split")
+        if split is not None and not isinstance(split, str):
+            raise ValueError(f"ModelCard metrics['split'] must name a split (a string), got {split!r}")
+        if not isinstance(self.notes, str) and not (
+                isinstance(self.notes, list) and all(isinstance(n, str) for n in self.notes)):
+            raise ValueError(f"ModelCard notes must be a string or a list of strings, got {self.notes!r}")
+        if not isinstance(self.schema, int) or self.schema > SCHEMA_VERSION:
+            raise ValueError(f"ModelCard schema {self.schema!r} is newer than this code reads ({SCHEMA_VERSION})")
 
     # ---- what readers want ----
     @property
     def training_command(self) -> str | None:
-        """The command that trained the model (the last one when the card lists several)."""
-        if isinstance(self.command, list):
-            return self.command[-1] if self.command else None
-        return self.command
+        """The command that trained the model: of several, the last `captioner train ...` one
+        (a card may list steps after training, e.g. a decoding-settings sweep), else the last."""
+        commands = self.commands
+        trains = [c for c in commands if c.lstrip().startswith("captioner train")]
+        return (trains or commands or [None])[-1]
 
     @property
     def commands(self) -> list[str]:
@@ -84,6 +110,7 @@ class ModelCard:
 
     @property
     def split(self) -> str | None:
+        """The held-out split the metrics were measured on (e.g. "flickr8k dev")."""
         return self.metrics.get("split")
 
     # ---- (de)serialization ----
@@ -100,15 +127,27 @@ class ModelCard:
             raise InputError(f"{source}: a model card is a JSON object, got {type(d).__name__}")
         d = dict(d)
         fields = {f.name for f in dataclasses.fields(cls)}
-        task = str(d.pop("task", "") or "")
-        task = _LEGACY_TASKS.get(task.lower(), task)
+        extra = d.pop("extra", None) or {}
+        if not isinstance(extra, dict):
+            raise InputError(f"{source}: not a model card: 'extra' must be a JSON object, got {extra!r}")
+        extra = dict(extra)
+        written = d.pop("task", "")
+        task = written if isinstance(written, str) else ""
+        task = _LEGACY_TASKS.get(task.strip().lower(), task)
+        if task != written:
+            extra.setdefault("task_as_written", written)
         if "metrics" not in d and "dev_metrics" in d:
             d["metrics"] = d.pop("dev_metrics")
-        extra = dict(d.pop("extra", None) or {})
+        commands = d.get("commands")
+        if isinstance(commands, list) and commands and all(isinstance(c, str) for c in commands) \
+                and d.get("command") in (None, commands[-1]):
+            d["command"] = d.pop("commands")  # the old separate list, the last one being `command`
         kwargs = {}
         for key, value in d.items():
             if key in fields:
                 kwargs[key] = value
+            elif key in extra and extra[key] != value:
+                raise InputError(f"{source}: not a model card: {key!r} is both a top-level key and in 'extra'")
             else:
                 extra[key] = value
         if "model" not in kwargs:
@@ -124,7 +163,7 @@ class ModelCard:
         path = os.fspath(path)
         if not path.endswith(".json"):
             path = card_path(path)
-        from captioner.errors import text_file_errors
+        from .errors import text_file_errors
 
         with text_file_errors(path):
             with open(path, encoding="utf-8") as f:
@@ -142,7 +181,7 @@ class ModelCard:
 
     def save(self, path) -> str:
         """Write the card atomically to `path` (a `.json`) or beside a model file; returns the path."""
-        from captioner.io import write_json
+        from .io import write_json
 
         path = os.fspath(path)
         if not path.endswith(".json"):

@@ -19,10 +19,11 @@ class AdditiveAttention(keras.layers.Layer):
         self.key_dense = keras.layers.Dense(units, name="U")
         self.score_dense = keras.layers.Dense(1, use_bias=False, name="v")
 
-    def build(self, query_shape, annotation_shape):
+    def build(self, query_shape, annotations_shape):
+        # the names match call()'s arguments: Keras passes them by name when a first call builds the layer
         self.query_dense.build(query_shape)
-        self.key_dense.build(annotation_shape)
-        self.score_dense.build(tuple(annotation_shape[:-1]) + (self.units,))
+        self.key_dense.build(annotations_shape)
+        self.score_dense.build(tuple(annotations_shape[:-1]) + (self.units,))
         self.built = True
 
     def project_keys(self, annotations):

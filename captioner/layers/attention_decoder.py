@@ -94,8 +94,12 @@ class AttentionDecoder(keras.layers.Layer):
     def _gates(self):
         return 4 if self.cell == "lstm" else 3
 
-    def build(self, annotation_shape=None):
-        d = self.annotation_dim or int(annotation_shape[-1])
+    def build(self, tokens_shape=None, annotations_shape=None):
+        """Callers write ``build((B, R, D))``, the annotations' shape; a first call that builds
+        the layer passes both shapes by name (a one-argument build would get the tokens' shape)."""
+        if annotations_shape is None and tokens_shape is not None and len(tokens_shape) == 3:
+            annotations_shape = tokens_shape  # build((B, R, D)): tokens are (B, T), never rank 3
+        d = self.annotation_dim or int(annotations_shape[-1])
         self.annotation_dim = d
         e, h, g = self.embedding_dim, self.units, self._gates * self.units
         self.embedding.build((None, None))

@@ -24,7 +24,11 @@ class ImagePreprocessing(keras.layers.Layer):
         self.mode = mode
 
     def call(self, x):
-        x = ops.cast(x, "float32")
+        # float32 arithmetic whatever the policy (pixel values and ImageNet means lose digits in
+        # bfloat16), the result in the compute dtype as the next layer takes it
+        return ops.cast(self._preprocess(ops.cast(x, "float32")), self.compute_dtype)
+
+    def _preprocess(self, x):
         if self.mode == "tf":
             return x / 127.5 - 1.0
         if self.mode == "lite":

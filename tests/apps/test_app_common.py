@@ -72,3 +72,92 @@ def test_model_paths_default_to_assets_and_follow_env(monkeypatch, tmp_path):
     assert spec.path == REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras"
     monkeypatch.setenv(spec.env_var, str(tmp_path / "m.keras"))
     assert spec.path == tmp_path / "m.keras"
+
+
+# ----------------------------------------------------------------------------- model cards
+
+def test_reading_cards_imports_neither_captioner_nor_tensorflow():
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.path.insert(0, 'apps'); import common\n"
+              "cards = [common.spec_card(s).card for s in common.MODELS.values()]\n"
+              "assert all(c is not None and c.split for c in cards), cards\n"
+              "assert 'captioner' not in sys.modules and 'tensorflow' not in sys.modules, 'imported'\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("key", sorted(common.MODELS))
+def test_training_command_is_the_cards(key, monkeypatch):
+    from captioner.model_card import ModelCard
+
+    spec = common.MODELS[key]
+    monkeypatch.delenv(spec.env_var, raising=False)
+    card = ModelCard.load(spec.path)
+    assert common.training_command(spec) == card.training_command
+    assert card.training_command.startswith(f"captioner train {spec.cli_task} ")
+    assert common.spec_card(spec).card.metrics == card.metrics
+
+
+def test_missing_model_takes_its_command_from_the_card_beside_it_else_the_bundled_one(monkeypatch, tmp_path):
+    from captioner.model_card import ModelCard
+
+    spec = common.MODELS["entail"]
+    bundled = ModelCard.load(spec.bundled_path)
+    monkeypatch.setenv(spec.env_var, str(tmp_path / "gone" / "sick.keras"))  # neither model nor card there
+    assert common.training_command(spec) == bundled.training_command
+    mine = ModelCard(model="sick.keras", task="entail", command="captioner train entail --seed 7",
+                     metrics={"split": "SICK TRIAL", "accuracy": 50.0})
+    mine.save(tmp_path / "gone" / "sick.keras")  # the user deleted their model; its card is still there
+    assert common.training_command(spec) == "captioner train entail --seed 7"
+    (tmp_path / "gone" / "sick.json").write_text("{not json", encoding="utf-8")
+    assert common.training_command(spec) == bundled.training_command  # an unreadable card: the bundled one
+    assert "not valid JSON" in common.read_model_card(spec.path).error
+
+
+def _card_view(key, missing):
+    import sys
+
+    sys.path.insert(0, "apps")
+    import common
+
+    spec = common.MODELS[key]
+    if missing:
+        common.show_missing_model(spec, "to test")
+    else:
+        common.show_model_card(spec)
+
+
+@pytest.mark.parametrize("key", ["caption", "video_caption", "translate_en_de"])
+def test_card_view_shows_the_cards_command_and_metrics(key, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from captioner.model_card import ModelCard
+
+    spec = common.MODELS[key]
+    monkeypatch.delenv(spec.env_var, raising=False)
+    monkeypatch.chdir(REPO_ROOT)
+    card = ModelCard.load(spec.path)
+    at = AppTest.from_function(_card_view, args=(key, False), default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [c.value for c in at.code] == [card.training_command]
+    markdown = "\n".join(m.value for m in at.markdown)
+    assert f"Metrics on **{card.split}**" in markdown and spec.bundled_path.with_suffix(".json").name in markdown
+    assert json.loads(at.json[0].value) == card.metrics
+    if len(card.commands) > 1:  # every step in order, the training command among them
+        assert all(f"{i}. `{c}`" in markdown for i, c in enumerate(card.commands, 1))
+
+
+def test_missing_model_view_shows_the_bundled_cards_command(monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from captioner.model_card import ModelCard
+
+    spec = common.MODELS["video_caption"]
+    monkeypatch.setenv(spec.env_var, str(tmp_path / "deleted.keras"))
+    monkeypatch.chdir(REPO_ROOT)
+    at = AppTest.from_function(_card_view, args=("video_caption", True), default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "not here yet" in at.info[0].value
+    assert [c.value for c in at.code] == [ModelCard.load(spec.bundled_path).training_command]

@@ -146,6 +146,7 @@ def test_caption_page_without_its_model_says_how_to_train_it(app_env, monkeypatc
     monkeypatch.setenv("CAPTIONER_CAPTION_MODEL", str(tmp_path / "nope.keras"))
     at = run_app()
     assert "not here yet" in at.info[0].value
+    assert at.code[0].value == card_command("assets/models/flickr8k_attention.keras")  # the bundled card's
     assert at.code[0].value.startswith("captioner train caption ")
     assert not caption_heading(at)
 
@@ -157,6 +158,13 @@ def test_caption_page_with_a_broken_model_file_shows_an_error(app_env, monkeypat
     at = run_app()
     assert len(at.error) == 1 and "cannot be loaded" in at.error[0].value
     assert not caption_heading(at)
+
+
+def card_command(model):
+    """The training command in the card of a bundled model (what the app must show)."""
+    from captioner.model_card import ModelCard
+
+    return ModelCard.load(REPO_ROOT / model).training_command
 
 
 PAGES = {
@@ -180,8 +188,8 @@ def test_pages_without_models_say_which_command_trains_them(app_env, page):
     expected = list(PAGES[page].values())
     assert len(at.info) == len(expected) and all("not here yet" in i.value for i in at.info)
     assert len(at.code) == len(expected)
-    for code, (command, model_out) in zip(at.code, expected):
-        assert command in code.value and f"--model-out {model_out}" in code.value
+    for code, (command, model) in zip(at.code, expected):
+        assert code.value.startswith(command) and code.value == card_command(model)
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
@@ -194,5 +202,5 @@ def test_pages_refuse_a_model_of_another_kind(app_env, page, monkeypatch):
     assert not at.exception, [e.message for e in at.exception]
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "is a model of class `ImageCaptioner`; this page needs" in errors[0] and var in errors[0], errors
-    command, model_out = PAGES[page][var]
-    assert any(command in c.value and f"--model-out {model_out}" in c.value for c in at.code)
+    command, model = PAGES[page][var]
+    assert any(c.value.startswith(command) and c.value == card_command(model) for c in at.code)

@@ -57,9 +57,15 @@ def no_errors(at):
 
 
 def assert_model_card(at, model_file):
-    """The folded "About this model" box names the model's card JSON."""
+    """The folded "About this model" box names the model's card JSON, shows its training command
+    and its metrics with their split."""
+    from captioner.model_card import ModelCard
+
+    card = ModelCard.load(MODELS / model_file)
     assert any(e.label.startswith("About this model") for e in at.expander)
     assert any(f"assets/models/{model_file.replace('.keras', '.json')}" in m.value for m in at.markdown)
+    assert card.training_command in [c.value for c in at.code]
+    assert any(f"Metrics on **{card.split}**" in m.value for m in at.markdown)
 
 
 # ----------------------------------------------------------------------------- VQA

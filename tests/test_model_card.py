@@ -1,0 +1,83 @@
+"""captioner/model_card.py: every bundled card reads as a ModelCard; old cards map onto the schema."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from captioner.errors import InputError
+from captioner.model_card import TASKS, ModelCard, card_path
+
+MODELS = Path(__file__).resolve().parents[1] / "assets" / "models"
+BUNDLED = ["flickr8k_attention", "multi30k_en_de", "anki_fr_en", "sick_entailment", "easy_vqa",
+           "video_caption", "video_classify"]
+
+
+def test_every_card_beside_a_bundled_model_is_listed():
+    assert sorted(p.stem for p in MODELS.glob("*.keras")) == sorted(BUNDLED)
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_card_is_a_model_card(name):
+    path = MODELS / f"{name}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    card = ModelCard.load(MODELS / f"{name}.keras")
+    assert card.to_dict() == raw  # written in the schema: nothing is mapped on reading
+    assert card.model == f"{name}.keras" and card.task in TASKS and card.schema == 1
+    assert card.training_command.startswith("captioner train ")
+    assert card.training_command in card.commands
+    assert isinstance(card.seed, int)
+    assert isinstance(card.split, str) and card.split
+    assert len(card.metrics) > 1  # figures, not only the split
+
+
+def test_legacy_card_maps_onto_the_schema_and_keeps_everything(tmp_path):
+    old = {"model": "m.keras", "task": "3-way entailment (SICK labels)", "command": "captioner train entail --x 1",
+           "commands": ["python prepare.py", "captioner train entail --x 1"],
+           "dev_metrics": {"split": "SICK TRIAL", "accuracy": 80.0}, "machine": "2 cores", "seed": 3}
+    card = ModelCard.from_dict(old)
+    assert card.task == "entail" and card.extra == {"task_as_written": "3-way entailment (SICK labels)",
+                                                   "machine": "2 cores"}
+    assert card.command == ["python prepare.py", "captioner train entail --x 1"]
+    assert card.metrics == {"split": "SICK TRIAL", "accuracy": 80.0} and card.split == "SICK TRIAL"
+    saved = card.save(tmp_path / "m.keras")
+    assert saved == str(tmp_path / "m.json") == card_path(tmp_path / "m.keras")
+    again = ModelCard.find(tmp_path / "m.keras")
+    assert again == card and again.to_dict() == ModelCard.from_dict(again.to_dict()).to_dict()
+
+
+def test_training_command_is_the_last_training_step():
+    card = ModelCard(model="m.keras", task="caption",
+                     command=["captioner extract imgs --output f.h5", "captioner train caption --features f.h5",
+                              "python scripts/sweep_beam_alpha.py --model m.keras"])
+    assert card.training_command == "captioner train caption --features f.h5"
+    assert card.commands[0].startswith("captioner extract")
+    assert ModelCard(model="m.keras", task="vqa", command="python x.py").training_command == "python x.py"
+    assert ModelCard(model="m.keras", task="vqa").training_command is None
+    assert ModelCard(model="m.keras", task="vqa").commands == []
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"task": "caption"}, "needs 'model'"),
+    ({"model": "m.keras", "task": "poetry"}, "task must be one of"),
+    ({"model": "m.keras", "task": "caption", "command": 3}, "command must be"),
+    ({"model": "m.keras", "task": "caption", "command": ["ok", ""]}, "command must be"),
+    ({"model": "m.keras", "task": "caption", "metrics": [1]}, "metrics must be"),
+    ({"model": "m.keras", "task": "caption", "metrics": {"split": 1}}, "must name a split"),
+    ({"model": "m.keras", "task": "caption", "seed": "1"}, "seed must be"),
+    ({"model": "m.keras", "task": "caption", "schema": 99}, "newer than this code"),
+    ({"model": "m.keras", "task": "caption", "x": 1, "extra": {"x": 2}}, "both a top-level key and in 'extra'"),
+    ([], "a JSON object"),
+])
+def test_malformed_cards_are_input_errors(bad, message):
+    with pytest.raises(InputError, match=message):
+        ModelCard.from_dict(bad, source="card.json")
+
+
+def test_load_names_the_file(tmp_path):
+    (tmp_path / "bad.json").write_text("{oops", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.json: not valid JSON"):
+        ModelCard.load(tmp_path / "bad.json")
+    with pytest.raises(InputError, match="file not found"):
+        ModelCard.load(tmp_path / "nope.keras")
+    assert ModelCard.find(tmp_path / "nope.keras") is None
