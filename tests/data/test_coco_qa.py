@@ -102,7 +102,7 @@ CAPTIONS = {
 
 def test_generate_aggregates_balances_and_is_seeded():
     stats = {}
-    pairs = generate_qa(CAPTIONS, seed=3, min_answer_count=1, stats=stats)
+    pairs = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, stats=stats)
     # one image's identical questions are merged
     keys = [(p.image, p.question) for p in pairs]
     assert len(keys) == len(set(keys))
@@ -113,7 +113,7 @@ def test_generate_aggregates_balances_and_is_seeded():
         word = p.question.split()[-1].rstrip("?")
         assert all(word not in c.lower() for c in CAPTIONS[p.image])
     assert QAPair("dog1.jpg", "where is the dog running?", "beach", "location") in pairs
-    assert generate_qa(CAPTIONS, seed=3, min_answer_count=1) == pairs
+    assert generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0) == pairs
     assert stats["per_type"]["yesno"] == len(yes) + len(no)
 
 
