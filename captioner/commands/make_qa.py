@@ -80,8 +80,7 @@ def run(args):
     stats["skipped_no_captions"] = len(missing)
     with atomic_path(args.output, ".jsonl") as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
-            for p in pairs:
-                f.write(json.dumps(p.to_json(), ensure_ascii=False) + "\n")
+            f.writelines(json.dumps(p.to_json(), ensure_ascii=False) + "\n" for p in pairs)
     if args.stats:
         write_json(args.stats, stats)
     per_type = ", ".join(f"{t} {n}" for t, n in stats["per_type"].items())

@@ -85,13 +85,22 @@ from pathlib import Path
 
 from captioner.errors import InputError
 
-__all__ = ["QAPair", "CaptionLexicon", "generate_qa", "questions_from_caption", "normalize_answer",
-           "singularize", "read_image_list", "drop_rare_answers", "answer_stats", "TYPES"]
+__all__ = [
+    "TYPES",
+    "CaptionLexicon",
+    "QAPair",
+    "answer_stats",
+    "drop_rare_answers",
+    "generate_qa",
+    "normalize_answer",
+    "questions_from_caption",
+    "read_image_list",
+    "singularize",
+]
 
 TYPES = ("object", "number", "color", "location", "yesno")
 
-DETERMINERS = frozenset("a an the this that these those his her their its my your our some another "
-                        "each every several many few".split())
+DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my", "your", "our", "some", "another", "each", "every", "several", "many", "few"])
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                 "nine": 9, "ten": 10}
 _NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items()}
@@ -106,45 +115,22 @@ PLACE_PREPS = frozenset(["in", "on", "at", "near", "through", "across", "along",
 OBJECT_PREPS = frozenset(["over", "with", "toward", "towards", "from", "past", "off", "against",
                           "up", "down", "out_of", "for", "to", "above", "below", "of"])
 # Verbs after which "at" introduces the thing looked at, not a place.
-AT_OBJECT_VERBS = frozenset("pull pulling tug tugging chew chewing bite biting grab grabbing hold holding "
-                            "look looking stare staring watch watching bark barking smile smiling point "
-                            "pointing wave waving laugh laughing yell yelling glance glancing".split())
+AT_OBJECT_VERBS = frozenset(["pull", "pulling", "tug", "tugging", "chew", "chewing", "bite", "biting", "grab", "grabbing", "hold", "holding", "look", "looking", "stare", "staring", "watch", "watching", "bark", "barking", "smile", "smiling", "point", "pointing", "wave", "waving", "laugh", "laughing", "yell", "yelling", "glance", "glancing"])
 PARTICLES = frozenset(["up", "down", "out", "off", "away", "back", "around", "over"])
 BE = {"is": "is", "are": "are", "was": "is", "were": "are", "be": None, "being": None, "been": None,
       "am": None}
 STOPS = frozenset(
-    "and or but nor , . ; : ! ? ( ) \" while as so then than who whom whose which that where when "
-    "what why how there here it he she they him them we us you i me itself himself herself "
-    "themselves something someone somebody anything everything nothing each_other one another "
-    "has have had having do does did not no very also too just together alone nearby away back "
-    "high up down out off outside inside around about almost all both other others "
-    "can could will would should may might must to outdoors indoors upstairs downstairs home "
-    "downhill uphill underwater overhead ahead whilst whereas before after during until because if "
-    "like being".split()
+    ["and", "or", "but", "nor", ",", ".", ";", ":", "!", "?", "(", ")", '"', "while", "as", "so", "then", "than", "who", "whom", "whose", "which", "that", "where", "when", "what", "why", "how", "there", "here", "it", "he", "she", "they", "him", "them", "we", "us", "you", "i", "me", "itself", "himself", "herself", "themselves", "something", "someone", "somebody", "anything", "everything", "nothing", "each_other", "one", "another", "has", "have", "had", "having", "do", "does", "did", "not", "no", "very", "also", "too", "just", "together", "alone", "nearby", "away", "back", "high", "up", "down", "out", "off", "outside", "inside", "around", "about", "almost", "all", "both", "other", "others", "can", "could", "will", "would", "should", "may", "might", "must", "to", "outdoors", "indoors", "upstairs", "downstairs", "home", "downhill", "uphill", "underwater", "overhead", "ahead", "whilst", "whereas", "before", "after", "during", "until", "because", "if", "like", "being"]
 ) | PLACE_PREPS | OBJECT_PREPS | frozenset(BE)
-ING_NOUNS = frozenset("building buildings clothing ring rings swing swings string thing things ceiling "
-                      "painting paintings wedding railing railings morning evening sibling siblings "
-                      "spring king wing wings sling icing stuffing pudding parking boxing ping".split())
-GROUP_NOUNS = frozenset("group groups couple pair team crowd bunch herd pack flock line lot number "
-                        "row pile handful variety family kind".split())
+ING_NOUNS = frozenset(["building", "buildings", "clothing", "ring", "rings", "swing", "swings", "string", "thing", "things", "ceiling", "painting", "paintings", "wedding", "railing", "railings", "morning", "evening", "sibling", "siblings", "spring", "king", "wing", "wings", "sling", "icing", "stuffing", "pudding", "parking", "boxing", "ping"])
+GROUP_NOUNS = frozenset(["group", "groups", "couple", "pair", "team", "crowd", "bunch", "herd", "pack", "flock", "line", "lot", "number", "row", "pile", "handful", "variety", "family", "kind"])
 # Never answers of object/location questions, never yes/no subjects.
 NON_ANSWERS = frozenset(
-    "front top side middle edge background foreground distance way end back left right center "
-    "centre area part piece kind sort type lot number group couple pair bunch one ones other "
-    "others thing things something picture photo image view air time day night shot "
-    "bottom corner sight".split())
+    ["front", "top", "side", "middle", "edge", "background", "foreground", "distance", "way", "end", "back", "left", "right", "center", "centre", "area", "part", "piece", "kind", "sort", "type", "lot", "number", "group", "couple", "pair", "bunch", "one", "ones", "other", "others", "thing", "things", "something", "picture", "photo", "image", "view", "air", "time", "day", "night", "shot", "bottom", "corner", "sight"])
 BODY_AND_CLOTHES = frozenset(
-    "mouth hand hands arm arms head face leg legs foot feet back lap shoulder shoulders neck nose "
-    "eye eyes ear ears hair teeth tongue finger fingers knee knees body chest tail paw paws jaws "
-    "shirt shirts t-shirt tshirt jacket coat hat cap dress pants jeans shorts outfit uniform "
-    "uniforms suit costume costumes helmet helmets sweater top skirt boots shoes sneakers gear "
-    "clothes clothing vest hoodie sweatshirt jersey jerseys swimsuit bikini trunks glasses "
-    "sunglasses goggles scarf gloves mask apron robe tank".split())
+    ["mouth", "hand", "hands", "arm", "arms", "head", "face", "leg", "legs", "foot", "feet", "back", "lap", "shoulder", "shoulders", "neck", "nose", "eye", "eyes", "ear", "ears", "hair", "teeth", "tongue", "finger", "fingers", "knee", "knees", "body", "chest", "tail", "paw", "paws", "jaws", "shirt", "shirts", "t-shirt", "tshirt", "jacket", "coat", "hat", "cap", "dress", "pants", "jeans", "shorts", "outfit", "uniform", "uniforms", "suit", "costume", "costumes", "helmet", "helmets", "sweater", "top", "skirt", "boots", "shoes", "sneakers", "gear", "clothes", "clothing", "vest", "hoodie", "sweatshirt", "jersey", "jerseys", "swimsuit", "bikini", "trunks", "glasses", "sunglasses", "goggles", "scarf", "gloves", "mask", "apron", "robe", "tank"])
 # Events and other heads that make poor "is there a ...?" questions.
-NOT_THINGS = frozenset("trick jump flip game race play run walk turn ride swim dive pose stunt move "
-                       "shot lap match competition event attempt break rest look smile hug kiss "
-                       "fight leap catch throw wheelie ollie spin splash sunset sunlight shade closeup close-up "
-                       "object camera photograph sport good".split())
+NOT_THINGS = frozenset(["trick", "jump", "flip", "game", "race", "play", "run", "walk", "turn", "ride", "swim", "dive", "pose", "stunt", "move", "shot", "lap", "match", "competition", "event", "attempt", "break", "rest", "look", "smile", "hug", "kiss", "fight", "leap", "catch", "throw", "wheelie", "ollie", "spin", "splash", "sunset", "sunlight", "shade", "closeup", "close-up", "object", "camera", "photograph", "sport", "good"])
 # Synonym groups for the yes/no negatives: mentioning any member excludes all members.
 _PEOPLE = ("man men woman women person people boy boys girl girls child children kid kids guy guys "
            "lady ladies baby babies toddler toddlers adult adults teenager teenagers teen teens youth "
@@ -164,10 +150,7 @@ _BOATS = "boat boats kayak canoe raft ship sailboat"
 _BALLS = "ball balls football soccer basketball volleyball tennis baseball"
 SYNONYM_GROUPS = [frozenset(g.split()) for g in (_PEOPLE, _DOGS, _HORSES, _BIKES, _BOATS, _BALLS)]
 SCENE_WORDS = frozenset(
-    "grass water snow sand beach ocean sea lake river pool street road sidewalk path trail field "
-    "ground dirt mud floor wall building buildings tree trees sky sun air park yard city area "
-    "background room house rocks rock hill mountain mountains forest woods crowd people stage "
-    "fence waves wave shore track bench table chair window door stairs steps light".split())
+    ["grass", "water", "snow", "sand", "beach", "ocean", "sea", "lake", "river", "pool", "street", "road", "sidewalk", "path", "trail", "field", "ground", "dirt", "mud", "floor", "wall", "building", "buildings", "tree", "trees", "sky", "sun", "air", "park", "yard", "city", "area", "background", "room", "house", "rocks", "rock", "hill", "mountain", "mountains", "forest", "woods", "crowd", "people", "stage", "fence", "waves", "wave", "shore", "track", "bench", "table", "chair", "window", "door", "stairs", "steps", "light"])
 
 _IRREGULAR_PLURALS = {"men": "man", "women": "woman", "children": "child", "people": "person",
                       "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose",
@@ -176,11 +159,7 @@ _IRREGULAR_PLURALS = {"men": "man", "women": "woman", "children": "child", "peop
                       "leaves": "leaf", "wolves": "wolf", "calves": "calf", "shelves": "shelf",
                       "lives": "life", "wives": "wife", "scarves": "scarf", "halves": "half",
                       "dice": "die", "cacti": "cactus", "ladies": "lady", "puppies": "puppy"}
-_PLURALIA_TANTUM = frozenset("glasses sunglasses goggles pants jeans shorts trunks clothes scissors "
-                             "overalls tights pajamas bleachers stairs binoculars headphones "
-                             "tongs leggings sweatpants grass bus gas lens dress cross chess "
-                             "glass class boss moss mattress circus cactus octopus walrus "
-                             "canvas yes news series species".split())
+_PLURALIA_TANTUM = frozenset(["glasses", "sunglasses", "goggles", "pants", "jeans", "shorts", "trunks", "clothes", "scissors", "overalls", "tights", "pajamas", "bleachers", "stairs", "binoculars", "headphones", "tongs", "leggings", "sweatpants", "grass", "bus", "gas", "lens", "dress", "cross", "chess", "glass", "class", "boss", "moss", "mattress", "circus", "cactus", "octopus", "walrus", "canvas", "yes", "news", "series", "species"])
 
 
 def singularize(word: str) -> str:
@@ -300,7 +279,7 @@ class CaptionLexicon:
     chunk_end: Counter = field(default_factory=Counter)
 
     @classmethod
-    def from_captions(cls, captions) -> "CaptionLexicon":
+    def from_captions(cls, captions) -> CaptionLexicon:
         lex = cls()
         captions = list(captions)
         for caption in captions:

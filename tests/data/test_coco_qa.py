@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from captioner.data.coco_qa import (CaptionLexicon, QAPair, drop_rare_answers, generate_qa, normalize_answer,
-                                    questions_from_caption, read_image_list, singularize)
+from captioner.data.coco_qa import (
+    CaptionLexicon,
+    QAPair,
+    drop_rare_answers,
+    generate_qa,
+    normalize_answer,
+    questions_from_caption,
+    read_image_list,
+    singularize,
+)
 from captioner.errors import InputError
 
 ROOT = Path(__file__).parents[2]
