@@ -1,0 +1,55 @@
+#!/usr/bin/env python
+"""Carve the dev splits of the document-classification corpora from their train folders, once.
+
+    python scripts/make_dev_splits.py            # writes captioner/data/splits/{20newsgroups,bbc_news}_dev.txt
+    python scripts/make_dev_splits.py --check    # only checks the bundled lists against the data
+
+10% of each group / topic, the files whose sha256("captioner-dev-v1", relative path) is
+smallest (`captioner.data.documents.make_dev_split`): stratified, and the same on every
+machine. The lists were made from the copies in ../shared/datasets (20 Newsgroups bydate train,
+11,314 posts; BBC News, 2,004 of the 2,225 articles) and are shipped with the package; rerunning
+this on the same data rewrites identical files.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from captioner.data.bbc_news import DEV_LIST as BBC_DEV, bbc_root, list_bbc_articles  # noqa: E402
+from captioner.data.documents import SPLIT_DIR, make_dev_split, read_split_list, write_split_list  # noqa: E402
+from captioner.data.newsgroups import DEV_LIST as NG_DEV, list_posts, newsgroups_root  # noqa: E402
+
+FRACTION, SALT = 0.1, "captioner-dev-v1"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--newsgroups-dir", default="../shared/datasets/20newsgroups/20news-bydate-train")
+    p.add_argument("--bbc-dir", default="../shared/datasets/bbc-news/bbc")
+    p.add_argument("--out-dir", default=str(SPLIT_DIR))
+    p.add_argument("--check", action="store_true", help="compare with the lists in --out-dir instead of writing")
+    args = p.parse_args(argv)
+    jobs = [(NG_DEV, list_posts(newsgroups_root(args.newsgroups_dir)),
+             "20 Newsgroups bydate train (11,314 posts): dev split"),
+            (BBC_DEV, list_bbc_articles(bbc_root(args.bbc_dir)), "BBC News (the 2,004-article copy): dev split")]
+    status = 0
+    for name, items, what in jobs:
+        dev = make_dev_split([i for i, _, _ in items], [label for _, label, _ in items], FRACTION, SALT)
+        path = os.path.join(args.out_dir, f"{name}.txt")
+        if args.check:
+            same = read_split_list(path) == dev
+            print(f"{path}: {'matches' if same else 'DIFFERS FROM'} the split made from the data ({len(dev)} ids)")
+            status |= not same
+            continue
+        comment = (f"{what}: {len(dev)} of {len(items)} files, {FRACTION:.0%} of each label with the smallest\n"
+                   f"sha256('{SALT}' NUL relative path); made by scripts/make_dev_splits.py "
+                   "(captioner.data.documents.make_dev_split)")
+        write_split_list(path, dev, comment)
+        print(f"wrote {path}: {len(dev)} of {len(items)}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
