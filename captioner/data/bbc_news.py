@@ -4,7 +4,8 @@
 
 The first line of each file is the headline, the rest (after a blank line) the article in
 paragraphs. Each file becomes a :class:`~captioner.data.documents.Document` with
-``label`` = the topic folder, ``title`` = the headline, ``body`` = the article; ``keep``
+``label`` = the topic folder, ``title`` = the headline, ``body`` = the article (paragraphs
+split at blank lines, white space inside each collapsed, joined by blank lines); ``keep``
 (any of ``"headline"``, ``"body"``; default both) says what ``text`` holds, so the same
 hierarchical recipe reads this and 20 Newsgroups, and a summarizer can take ``body`` as source
 and ``title`` as target (``keep=("body",)`` keeps the headline out of the source text).
@@ -16,6 +17,7 @@ InputError naming ``file:line``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from captioner.data.documents import Document, apply_split, bundled_split_list, decode_bytes
@@ -76,7 +78,7 @@ def parse_bbc_article(text: str, *, where: str = "<article>", doc_id: str = "", 
     body = "\n".join(lines[1:]).strip()
     if not body:
         raise InputError(f"{where}:2: no article text after the headline")
-    paragraphs = [" ".join(p.split()) for p in body.split("\n") if p.strip()]
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", body) if p.strip()]
     body = "\n\n".join(paragraphs)
     kept = ([headline] if "headline" in keep else []) + ([body] if "body" in keep else [])
     return Document(doc_id=doc_id, label=label, title=headline, body=body, text="\n\n".join(kept),

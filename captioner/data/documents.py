@@ -5,7 +5,8 @@ Both readers (:mod:`captioner.data.newsgroups`, :mod:`captioner.data.bbc_news`) 
 ``Document`` records, so one recipe reads either: ``doc.text`` is what the reader was told to
 keep, ``doc.label`` the class, ``doc.title`` the Subject line or headline.
 
-Dev splits are carved from a train folder once (:func:`make_dev_split`), written as a list of
+Dev splits are carved from a train folder once (:func:`make_dev_split`: per label, the
+latest documents or a hash-chosen tenth), written as a list of
 relative paths (:func:`write_split_list`) and shipped with the package under
 ``captioner/data/splits/``; :func:`apply_split` selects ``train`` (every file not listed) or
 ``dev`` (the files listed) and refuses a list that names files the corpus lacks, so a list made
@@ -78,12 +79,16 @@ def _rank(salt: str, doc_id: str) -> str:
     return hashlib.sha256(f"{salt}\0{doc_id}".encode()).hexdigest()
 
 
-def make_dev_split(doc_ids, labels, fraction: float = 0.1, salt: str = "captioner-dev-v1") -> list[str]:
-    """The dev part of a train folder: in each label, the ``round(fraction * n)`` documents
-    (at least one where a label has two or more) whose ``sha256(salt, doc_id)`` is smallest.
+def make_dev_split(doc_ids, labels, fraction: float = 0.1, salt: str = "captioner-dev-v1", latest=None) -> list[str]:
+    """The dev part of a train folder: in each label, ``round(fraction * n)`` documents (at
+    least one where a label has two or more, never all of them).
 
-    Stratified, deterministic and independent of file-system order: the same ids give the same
-    split on every machine. Returns the chosen ids sorted."""
+    Without ``latest``, the ones whose ``sha256(salt, doc_id)`` is smallest: a random-like
+    choice that is the same on every machine. With ``latest`` (a function of the id giving a
+    sortable time, e.g. the Usenet article number), the most recent ones: dev then follows
+    train in time, as a "bydate" test split does, so fewer dev documents continue a thread
+    seen in training. Stratified and independent of file-system order either way. Returns
+    the chosen ids sorted."""
     if not 0 < fraction < 1:
         raise InputError(f"dev fraction {fraction}: must be between 0 and 1")
     doc_ids, labels = list(doc_ids), list(labels)
@@ -99,7 +104,10 @@ def make_dev_split(doc_ids, labels, fraction: float = 0.1, salt: str = "captione
         n = round(fraction * len(ids))
         if len(ids) >= 2:
             n = min(max(n, 1), len(ids) - 1)
-        chosen += sorted(ids, key=lambda d: _rank(salt, d))[:n]
+        if latest is None:
+            chosen += sorted(ids, key=lambda d: _rank(salt, d))[:n]
+        else:
+            chosen += sorted(ids, key=lambda d: (latest(d), d))[len(ids) - n:]
     return sorted(chosen)
 
 

@@ -42,12 +42,12 @@ from pathlib import Path
 from captioner.data.documents import Document, apply_split, bundled_split_list, decode_bytes
 from captioner.errors import InputError
 
-__all__ = ["load_newsgroups", "read_post", "parse_post", "list_posts", "newsgroups_root", "PARTS", "DEFAULT_KEEP",
-           "DEV_LIST"]
+__all__ = ["load_newsgroups", "read_post", "parse_post", "list_posts", "newsgroups_root", "article_number", "PARTS",
+           "DEFAULT_KEEP", "DEV_LIST"]
 
 PARTS = ("headers", "subject", "body", "quotes", "signature")
 DEFAULT_KEEP = ("subject", "body")
-DEV_LIST = "20newsgroups_dev"   # captioner/data/splits/20newsgroups_dev.txt: 10% of each group of bydate train
+DEV_LIST = "20newsgroups_dev"   # captioner/data/splits/20newsgroups_dev.txt: the latest 10% of each group of bydate train
 SIGNATURE_MAX_LINES = 15
 
 _HEADER = re.compile(r"^([!-9;-~]+):[ \t]?(.*)$")   # field name: printable ASCII but ':' (RFC 5322)
@@ -75,6 +75,13 @@ def newsgroups_root(root, split: str = "train") -> Path:
     if not root.is_dir():
         raise InputError(f"{root}: no such folder (expected 20 Newsgroups group folders)")
     return root
+
+
+def article_number(doc_id: str) -> int:
+    """The Usenet article number of ``group/number`` (-1 for a name that is not a number):
+    numbers grow with arrival time on the server, so they order a group's posts in time."""
+    name = doc_id.rsplit("/", 1)[-1]
+    return int(name) if name.isdigit() else -1
 
 
 def list_posts(root) -> list[tuple[str, str, Path]]:
@@ -241,8 +248,9 @@ def load_newsgroups(root, split: str, *, keep=DEFAULT_KEEP, dev_list=None, group
     ``split``: ``"train"`` (the train folder minus the dev list), ``"dev"`` (the posts the dev
     list names), ``"all"`` (every post of the folder), ``"test"`` (every post of
     ``20news-bydate-test``, where ``root`` holds it). ``dev_list``: a path or a list of
-    ``group/id``; default the bundled 10% of each group of bydate train
-    (``captioner/data/splits/20newsgroups_dev.txt``). ``groups``: only these groups."""
+    ``group/id``; default the bundled dev split of bydate train
+    (``captioner/data/splits/20newsgroups_dev.txt``: in each group, the 10% with the highest
+    article numbers, i.e. the latest posts, as the bydate test split follows train in time). ``groups``: only these groups."""
     keep = _check_keep(keep)
     folder = newsgroups_root(root, split)
     posts = list_posts(folder)
