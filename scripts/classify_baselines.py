@@ -31,7 +31,6 @@ predict seconds (vectorize + predict dev) are printed as a table and written as 
 """
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -178,8 +177,8 @@ def run_dataset(dataset, data_dir, dev_list=None, alphas=ALPHAS, variants=None):
 
 
 def format_table(dataset, result) -> str:
-    rows = [f"{dataset}: train {result['n_train']}, dev {result['n_dev']} ({len(result['labels'])} labels), "
-            f"reader keep={tuple(result['keep'])}",
+    rows = [(f"{dataset}: train {result['n_train']}, dev {result['n_dev']} ({len(result['labels'])} labels), "
+             f"reader keep={tuple(result['keep'])}"),
             f"  {'model':<44} {'accuracy':>8} {'macro-F1':>8} {'fit s':>7} {'pred s':>7}"]
     names = {"svm": "tf-idf + LinearSVC", "naive_bayes": "tf-idf + MultinomialNB (alpha={alpha})",
              "majority": "majority class ({label})"}

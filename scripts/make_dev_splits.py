@@ -25,9 +25,16 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from captioner.data.bbc_news import DEV_LIST as BBC_DEV, bbc_root, list_bbc_articles  # noqa: E402
-from captioner.data.documents import SPLIT_DIR, make_dev_split, read_split_list, write_split_list  # noqa: E402
-from captioner.data.newsgroups import DEV_LIST as NG_DEV, article_number, list_posts, newsgroups_root  # noqa: E402
+from captioner.data.bbc_news import DEV_LIST as BBC_DEV
+from captioner.data.bbc_news import bbc_root, list_bbc_articles
+from captioner.data.documents import (
+    SPLIT_DIR,
+    make_dev_split,
+    read_split_list,
+    write_split_list,
+)
+from captioner.data.newsgroups import DEV_LIST as NG_DEV
+from captioner.data.newsgroups import article_number, list_posts, newsgroups_root
 
 FRACTION, SALT = 0.1, "captioner-dev-v1"
 

@@ -20,11 +20,25 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from captioner.data.documents import Document, apply_split, bundled_split_list, decode_bytes
+from captioner.data.documents import (
+    Document,
+    apply_split,
+    bundled_split_list,
+    decode_bytes,
+)
 from captioner.errors import InputError
 
-__all__ = ["load_bbc_news", "read_bbc_article", "parse_bbc_article", "list_bbc_articles", "bbc_root", "TOPICS",
-           "PARTS", "DEFAULT_KEEP", "DEV_LIST"]
+__all__ = [
+    "DEFAULT_KEEP",
+    "DEV_LIST",
+    "PARTS",
+    "TOPICS",
+    "bbc_root",
+    "list_bbc_articles",
+    "load_bbc_news",
+    "parse_bbc_article",
+    "read_bbc_article",
+]
 
 TOPICS = ("business", "entertainment", "politics", "sport", "tech")
 PARTS = ("headline", "body")

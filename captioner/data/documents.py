@@ -31,8 +31,17 @@ from pathlib import Path
 from captioner.errors import InputError
 
 __all__ = [
-    "Document", "decode_bytes", "make_dev_split", "write_split_list", "read_split_list", "apply_split",
-    "bundled_split_list", "split_sentences", "tokenize_words", "to_hierarchy", "SPLITS",
+    "SPLITS",
+    "Document",
+    "apply_split",
+    "bundled_split_list",
+    "decode_bytes",
+    "make_dev_split",
+    "read_split_list",
+    "split_sentences",
+    "to_hierarchy",
+    "tokenize_words",
+    "write_split_list",
 ]
 
 SPLITS = ("train", "dev", "all")
@@ -177,10 +186,7 @@ def apply_split(items, split: str, dev_list, id_of=lambda item: item.doc_id):
 # ---------------------------------------------------------------------------------------------
 # documents -> sentences -> words
 
-ABBREVIATIONS = frozenset("""
-mr mrs ms dr prof sr jr st mt vs etc eg ie cf al approx dept univ inc ltd corp co no vol fig
-jan feb mar apr jun jul aug sep sept oct nov dec gen gov sen rep rev capt col lt sgt ave
-""".split())
+ABBREVIATIONS = frozenset(["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "eg", "ie", "cf", "al", "approx", "dept", "univ", "inc", "ltd", "corp", "co", "no", "vol", "fig", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "gen", "gov", "sen", "rep", "rev", "capt", "col", "lt", "sgt", "ave"])
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n+")
 _BOUNDARY = re.compile(r"""(?<=[.!?])["')\]]*\s+(?=["'(\[]?[A-Z0-9])""")

@@ -39,11 +39,25 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from captioner.data.documents import Document, apply_split, bundled_split_list, decode_bytes
+from captioner.data.documents import (
+    Document,
+    apply_split,
+    bundled_split_list,
+    decode_bytes,
+)
 from captioner.errors import InputError
 
-__all__ = ["load_newsgroups", "read_post", "parse_post", "list_posts", "newsgroups_root", "article_number", "PARTS",
-           "DEFAULT_KEEP", "DEV_LIST"]
+__all__ = [
+    "DEFAULT_KEEP",
+    "DEV_LIST",
+    "PARTS",
+    "article_number",
+    "list_posts",
+    "load_newsgroups",
+    "newsgroups_root",
+    "parse_post",
+    "read_post",
+]
 
 PARTS = ("headers", "subject", "body", "quotes", "signature")
 DEFAULT_KEEP = ("subject", "body")

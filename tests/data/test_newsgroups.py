@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 
 from captioner.data.documents import make_dev_split, read_split_list, write_split_list
-from captioner.data.newsgroups import article_number, list_posts, load_newsgroups, parse_post, read_post
+from captioner.data.newsgroups import (
+    article_number,
+    list_posts,
+    load_newsgroups,
+    parse_post,
+    read_post,
+)
 from captioner.errors import InputError
 
 REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "20newsgroups" / "20news-bydate-train"
