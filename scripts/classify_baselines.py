@@ -217,7 +217,9 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     report = {"results": results,
-              "command": "python scripts/classify_baselines.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "command": " ".join(["python scripts/classify_baselines.py", *(argv if argv is not None else sys.argv[1:])]),
+              "reference": "20 Newsgroups bydate TEST split, raw posts (../shared/datasets/README.md): "
+                           "tf-idf + LinearSVC 86.1% accuracy, multinomial naive Bayes 83.3%",
               "versions": {"scikit-learn": sklearn.__version__, "python": platform.python_version()},
               "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
               "date": time.strftime("%Y-%m-%d")}

@@ -236,19 +236,25 @@ def tokenize_words(sentence: str, lower: bool = True) -> list[str]:
 
 
 def to_hierarchy(text: str, max_sentences: int | None = None, max_words: int | None = None,
-                 lower: bool = True) -> list[list[str]]:
+                 lower: bool = True, split_long: bool = False) -> list[list[str]]:
     """``text`` as sentences of words, the input of a hierarchical model: at most
-    ``max_sentences`` sentences (the first ones) of at most ``max_words`` words each (the
-    first ones); sentences without a token are dropped. ``None`` means no cap. An empty text
-    gives ``[]``."""
+    ``max_sentences`` sentences (the first ones) of at most ``max_words`` words each.
+
+    A sentence longer than ``max_words`` is cut to its first words, or, with ``split_long``,
+    continued as further sentences of ``max_words`` (Usenet paragraphs without punctuation,
+    lists and code, otherwise lose all but their start). Sentences without a token are
+    dropped. ``None`` means no cap. An empty text gives ``[]``."""
     for name, cap in (("max_sentences", max_sentences), ("max_words", max_words)):
         if cap is not None and (not isinstance(cap, int) or cap < 1):
             raise InputError(f"{name} {cap!r}: must be a whole number >= 1 (or None for no cap)")
     out = []
     for sentence in split_sentences(text):
-        if max_sentences is not None and len(out) >= max_sentences:
-            break
-        words = tokenize_words(sentence, lower=lower)[:max_words]
-        if words:
-            out.append(words)
+        words = tokenize_words(sentence, lower=lower)
+        step = max_words or max(len(words), 1)
+        pieces = [words[i:i + step] for i in range(0, len(words), step)] if split_long else [words[:step]]
+        for piece in pieces:
+            if max_sentences is not None and len(out) >= max_sentences:
+                return out
+            if piece:
+                out.append(piece)
     return out

@@ -87,6 +87,9 @@ def test_words_and_hierarchy_caps():
     assert to_hierarchy(text) == [["one", "two", "three", "four", "."], ["five", "six", "."],
                                   ["seven", "eight", "nine", "."], ["ten", "."]]
     assert to_hierarchy(text, max_sentences=2, max_words=3) == [["one", "two", "three"], ["five", "six", "."]]
+    assert to_hierarchy(text, max_sentences=3, max_words=3, split_long=True) == [
+        ["one", "two", "three"], ["four", "."], ["five", "six", "."]]
+    assert to_hierarchy("a b c d e", max_words=2, split_long=True) == [["a", "b"], ["c", "d"], ["e"]]
     assert to_hierarchy("") == []
     for bad in (0, -1, 2.5):
         with pytest.raises(InputError, match="whole number >= 1"):
