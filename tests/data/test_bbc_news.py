@@ -77,7 +77,13 @@ def test_real_copy_and_the_saved_dev_split():
     items = list_bbc_articles(REAL)
     assert len(items) == 2004 and {t for _, t, _ in items} == {"business", "entertainment", "politics", "sport", "tech"}
     saved = read_split_list(Path(__file__).resolve().parents[2] / "captioner" / "data" / "splits" / "bbc_news_dev.txt")
-    assert saved == make_dev_split([i for i, _, _ in items], [t for _, t, _ in items], 0.1, "captioner-dev-v1")
+    # one BBC dev set for topics and headlines: the headline task's split, copies kept together
+    from captioner.data.headlines import load_bbc_headlines, split_bbc_headlines
+
+    corpus = load_bbc_headlines(REAL)
+    assert saved == sorted(p.id for p in split_bbc_headlines(corpus.pairs)[1])
     dev = load_bbc_news(REAL.parent, "dev")
-    assert sorted(d.doc_id for d in dev) == saved and len(dev) == 201
+    train_texts = {" ".join(d.body.split()) for d in load_bbc_news(REAL.parent, "train")}
+    assert not any(" ".join(d.body.split()) in train_texts for d in dev)  # no dev article has a copy in train
+    assert sorted(d.doc_id for d in dev) == saved and len(dev) == 205
     assert all(d.title and d.body for d in dev)
