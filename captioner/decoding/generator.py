@@ -49,7 +49,7 @@ class Generation(dict):
         "attention"  float32 (B, K, T, R)  attention of each generated token, zeros after the end
     """
 
-    def numpy(self) -> "Generation":
+    def numpy(self) -> Generation:
         """The same result with NumPy arrays."""
         return Generation({k: np.asarray(v) for k, v in self.items()})
 
@@ -162,7 +162,7 @@ class Generator:
                 input_signature=signature, reduce_retracing=True, autograph=False)
         return self._compiled[key]
 
-    def with_preprocess(self, preprocess, input_signature=None) -> "Generator":
+    def with_preprocess(self, preprocess, input_signature=None) -> Generator:
         """The same decoder and rules after ``preprocess(*inputs) -> encode's inputs`` (e.g. a
         backbone: pixels -> features), with its own compiled cache."""
         encode = self.encode

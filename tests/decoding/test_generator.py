@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from captioner.decoding import Generation, Generator, beam_search, hypothesis_texts, hypothesis_words, tile_beams
+from captioner.decoding import (
+    Generation,
+    Generator,
+    beam_search,
+    hypothesis_texts,
+    hypothesis_words,
+    tile_beams,
+)
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
