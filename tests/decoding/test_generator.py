@@ -1,6 +1,7 @@
-"""The one Generator, as two different models use it: the image caption decoder and Seq2Seq.
+"""The one Generator, as different models use it: the image caption decoder, Seq2Seq (source
+mask) and the video caption model (frame mask).
 
-Checked: both models decode through it and get the same result type; banned ids never appear
+Checked: the models decode through it and get the same result type; banned ids never appear
 (while they would without the ban); the compact search (memory gathered by row) gives the
 tokens of the full search (memory tiled to every beam); the compiled-function cache traces
 once per setting; the text helpers, by hand.
@@ -21,6 +22,7 @@ from captioner.decoding import (
 )
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.seq2seq import Seq2Seq
+from captioner.models.video_caption_model import VideoCaptionModel
 from captioner.text import Vocabulary
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
@@ -39,6 +41,18 @@ def _seq2seq(kind="attention"):
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
     return Seq2Seq(vocab, vocab, kind=kind, embedding_dim=8, units=16, attention_units=8, dropout=0.0,
                    beam_size=3, alpha=1.0, max_length=8)
+
+
+def _video_model():
+    keras.utils.set_random_seed(0)
+    return VideoCaptionModel(len(WORDS) + 4, 10, units=16, projection_dim=8, embedding_dim=8, attention_units=8,
+                             dropout=0.0)
+
+
+def _frames():
+    """features (3, 5, 10) and their frame mask (3, 5): clips of 5, 3 and 1 real frames."""
+    mask = np.arange(5)[None, :] < np.array([5, 3, 1])[:, None]
+    return _features(3, 5), mask
 
 
 def _features(batch=4, regions=6):
@@ -120,6 +134,7 @@ def test_end_id_cannot_be_banned():
     (lambda: _caption_model("fc-init").generator, lambda: (_features()[:, 0],)),
     (lambda: _seq2seq("attention").generator, lambda: (_sources(),)),
     (lambda: _seq2seq("sutskever").generator, lambda: (_sources(),)),
+    (lambda: _video_model().generator, _frames),
 ])
 @pytest.mark.parametrize("beam_size, alpha", [(1, 0.0), (3, 0.0), (4, 1.0)])
 def test_compact_search_equals_full_search(make, inputs, beam_size, alpha):
