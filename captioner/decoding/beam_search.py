@@ -31,6 +31,7 @@ Semantics (hand-checked in tests/decoding/test_beam_search.py):
   competing with that score and may still win.
 * The loop stops when every hypothesis is finished (or dead, see below) or after
   ``max_length`` steps; unfinished hypotheses are returned as they are.
+* Token ids in ``banned_ids`` get log-probability -inf at every step: they are never generated.
 * If an input has fewer than K hypotheses of finite log-probability (tiny vocabularies, or a
   model that puts -inf on tokens), the remaining beams are "dead": score -inf, sorted last.
 
@@ -48,7 +49,7 @@ the last hypothesis of the batch does), and step 0 runs on beam 0 of each input 
 
 import tensorflow as tf
 
-from captioner.decoding.length_penalty import length_penalty, normalized_score
+from captioner.decoding.penalties import length_penalty, normalized_score
 
 _NEG_INF = float("-inf")
 
@@ -72,7 +73,7 @@ def _loop_invariant(shape):
 
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
-                alpha=0.0, attention_size=None, pad_id=0, compact=False):
+                alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -85,6 +86,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         max_length: python int >= 1, the most generated tokens per hypothesis, ``<end>``
             included (``<start>`` is not generated and not counted).
         start_id, end_id, pad_id: python ints; ``pad_id`` fills tokens after ``<end>``.
+        banned_ids: token ids that are never generated (their log-probability is -inf at every
+            step), e.g. ``<pad>``, ``<unk>``, ``<start>``; ``end_id`` cannot be banned. The frozen
+            ``pad_id`` continuation of a finished hypothesis is the search's own and not affected.
         alpha: length penalty exponent (float or scalar tensor); 0 = raw log-prob sums,
             1 = average log-prob per token.
         attention_size: R, int or scalar int tensor, when ``step_fn`` returns attention weights;
@@ -108,6 +112,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
+    banned_ids = sorted({int(i) for i in banned_ids})
+    if end_id in banned_ids:
+        raise ValueError(f"end_id {end_id} cannot be banned: no hypothesis could finish")
+    if any(i < 0 for i in banned_ids):
+        raise ValueError(f"banned_ids must be token ids >= 0, got {banned_ids}")
     K, T = beam_size, max_length
     with_attention = attention_size is not None
 
@@ -145,6 +154,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             log_probs, new_state, attention = step_fn(tokens, state)
         log_probs = tf.cast(log_probs, tf.float32)  # (N or M, V)
         V = tf.shape(log_probs)[-1]
+        if banned_ids:  # + (V,): -inf at the banned ids, 0 elsewhere (x + 0 is x exactly)
+            log_probs = log_probs + tf.scatter_nd([[i] for i in banned_ids],
+                                                  tf.fill([len(banned_ids)], _NEG_INF), [V])
         # (if V < K: -inf columns, so that every beam has K candidates)
         log_probs = tf.pad(log_probs, [[0, 0], [0, tf.maximum(K - V, 0)]],
                            constant_values=_NEG_INF)
@@ -228,9 +240,10 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
 
 def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,
-                  alpha=0.0, attention_size=None, pad_id=0):
+                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False):
     """Greedy decoding: :func:`beam_search` with ``beam_size=1`` (same arguments and outputs,
     K = 1). ``alpha`` does not change the choice, only the reported ``scores``."""
     return beam_search(step_fn, initial_state, batch_size, beam_size=1, max_length=max_length,
                        start_id=start_id, end_id=end_id, alpha=alpha,
-                       attention_size=attention_size, pad_id=pad_id)
+                       attention_size=attention_size, pad_id=pad_id, banned_ids=banned_ids,
+                       compact=compact)

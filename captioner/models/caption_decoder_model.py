@@ -1,15 +1,15 @@
 """The trainable half of an image captioner: annotation vectors -> words.
 
 Works on cached backbone features, so training never runs the CNN. The same object decodes
-with the shared beam search, and `ImageCaptioner` wraps it with a backbone for pixels.
+through the one `Generator`, and `ImageCaptioner` wraps it with a backbone for pixels.
 """
 
 import keras
 import tensorflow as tf
 
-from captioner.decoding import beam_search
+from captioner.decoding import Generator
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
-from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
+from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
 # The model kinds of the Show-Attend-Tell paper comparison.
 KINDS = {
@@ -55,7 +55,9 @@ class CaptionDecoderModel(keras.Model):
         self.projection.build((None, None, annotation_dim))
         self.decoder.build((None, None, projection_dim))
         self.built = True  # every weight exists now: checkpoints can be loaded before any call
-        self._generate_fns = {}
+        # never generate <pad>, <unk> or <start>: a caption of real words only
+        self.generator = Generator(self.decoder, lambda x: (self.project(x), None, None),
+                                   banned_ids=(PAD_ID, UNK_ID, START_ID))
 
     @property
     def feature(self):
@@ -79,35 +81,12 @@ class CaptionDecoderModel(keras.Model):
         return logits
 
     def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
-        """Beam-decode annotations (B, R, D) or pooled (B, D). Returns the beam_search dict."""
-        key = (int(beam_size), float(alpha), int(max_length))
-        if key not in self._generate_fns:
-            @tf.function(reduce_retracing=True)
-            def fn(x):
-                return self._generate(x, *key)
-            self._generate_fns[key] = fn
-        return self._generate_fns[key](tf.convert_to_tensor(annotations))
+        """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`."""
+        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
 
     def _generate(self, annotations, beam_size, alpha, max_length):
-        projected = self.project(annotations)  # (B, R, P)
-        memory, state = self.decoder.prepare(projected)  # memory leaves (B, ...), not tiled
-        # never generate <pad>, <unk> or <start>: a caption of real words only (the frozen
-        # continuation of a finished beam is the search's own business and not affected)
-        banned = tf.scatter_nd([[PAD_ID], [UNK_ID], [START_ID]], tf.fill([3], float("-inf")), [self.vocab_size])
-
-        def step_fn(tokens, st, rows):
-            # compact beam search: only the M hypotheses still being extended, rows (M,) = b*K + k
-            inputs = rows // beam_size  # (M,)
-            mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs), memory)  # leaves (M, ...)
-            log_probs, new_state, alpha = self.decoder.step(tokens, st, mem)
-            return log_probs + banned, new_state, alpha
-
-        return beam_search(
-            step_fn,
-            state, tf.shape(projected)[0], beam_size=beam_size, max_length=max_length,
-            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(projected)[1],
-            compact=True,
-        )
+        """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
+        return self.generator.search(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
 
     def get_config(self):
         return {

@@ -1,7 +1,7 @@
 """Sentence-to-sentence models (translation, entailed-hypothesis generation) in one Keras object.
 
 The same engine as the image captioner: an encoder makes annotation vectors and the project's
-`AttentionDecoder` emits target words, decoded by the one `beam_search`.
+`AttentionDecoder` emits target words, decoded by the one `Generator`.
 
 Kinds (all trained and decoded by the same code):
 
@@ -34,11 +34,11 @@ import numpy as np
 import regex
 import tensorflow as tf
 
-from captioner.decoding import beam_search, tile_beams
+from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.tokenizer import detokenize, tokenize
-from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK, Vocabulary
+from captioner.text.vocabulary import PAD_ID, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,9 @@ class Seq2Seq(keras.Model):
         self.init_h.build((None, units))
         self.init_c.build((None, units))
         self.built = True  # every sub-layer is built above
-        self._generate_fns = {}
+        # no banned ids: an <unk> output is kept, to be replaced by a source word (replace_unk)
+        self.generator = Generator(self.decoder, self.encode,
+                                   input_signature=[tf.TensorSpec((None, None), tf.int32)])  # source ids
 
     # -- the network -----------------------------------------------------------------
     def encode(self, source, training=False):
@@ -178,31 +180,15 @@ class Seq2Seq(keras.Model):
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
-    def _generate(self, source, beam_size, alpha, max_length):
-        annotations, mask, state = self.encode(source)
-        memory, state = self.decoder.prepare(annotations, mask, state)
-        memory = tf.nest.map_structure(lambda t: tile_beams(t, beam_size), memory)  # (B*K, ...)
-        return beam_search(
-            lambda tokens, st: self.decoder.step(tokens, st, memory),
-            state, tf.shape(source)[0], beam_size=beam_size, max_length=max_length,
-            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
-        )
-
     def generate(self, source_ids, beam_size=None, alpha=None, max_length=None):
-        """Beam-decode source ids (B, S) (0-padded). Returns numpy arrays: tokens (B, K, L),
-        scores, log_probs, lengths, finished (B, K), attention (B, K, L, R)."""
-        key = (self.beam_size if beam_size is None else int(beam_size),
-               self.alpha if alpha is None else float(alpha),
-               self.max_length if max_length is None else int(max_length))
-        if key not in self._generate_fns:
-            @tf.function(reduce_retracing=True,
-                         input_signature=[tf.TensorSpec((None, None), tf.int32)])
-            @tf.autograph.experimental.do_not_convert  # plain TF ops; beam_search has its own while_loop
-            def fn(x):
-                return self._generate(x, *key)
-            self._generate_fns[key] = fn
-        out = self._generate_fns[key](tf.convert_to_tensor(np.asarray(source_ids, np.int32)))
-        return {k: v.numpy() for k, v in out.items()}
+        """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
+        `Generation` of NumPy arrays: tokens (B, K, L), scores, log_probs, lengths, finished
+        (B, K), attention (B, K, L, R)."""
+        out = self.generator(np.asarray(source_ids, np.int32),
+                             beam_size=self.beam_size if beam_size is None else beam_size,
+                             alpha=self.alpha if alpha is None else alpha,
+                             max_length=self.max_length if max_length is None else max_length)
+        return out.numpy()
 
     # -- text in, text out -----------------------------------------------------------
     def source_tokens(self, text: str) -> list[str]:
@@ -252,18 +238,10 @@ class Seq2Seq(keras.Model):
         for k in range(out["tokens"].shape[1]):
             if not np.isfinite(out["scores"][b, k]):
                 continue  # a dead beam (tiny vocabularies)
-            words = self.target_vocabulary.decode(out["tokens"][b, k].tolist())
             steps = int(out["lengths"][b, k])
             attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
-            replaced = 0
-            if replace_unk and attn is not None:
-                # Luong et al. 2015: an <unk> output copies the source word it attends to most
-                # (names and numbers the vocabularies do not hold pass through).
-                words = list(words)
-                for j, w in enumerate(words):
-                    if w == UNK and j < attn.shape[0]:
-                        words[j] = source_tokens[int(np.argmax(attn[j]))]
-                        replaced += 1
+            words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
+                                               source_tokens if replace_unk else None)
             coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
             hyps.append((detokenize(words), float(out["scores"][b, k]) + coverage, words, attn, replaced,
                          float(out["log_probs"][b, k]), bool(out["finished"][b, k]), coverage))
@@ -299,14 +277,6 @@ class Seq2Seq(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-
-def coverage_penalty(attention, beta) -> float:
-    """GNMT's coverage penalty (Wu et al. 2016, eq. 14): beta * sum_j log(min(sum_i a_ij, 1.0)),
-    attention (output steps, source words); 0 when every source word got a total weight of at
-    least 1, more negative the less some word was attended to (floored at 1e-6 per word)."""
-    total = np.asarray(attention, np.float64).sum(axis=0)  # (source words,)
-    return float(beta * np.log(np.clip(total, 1e-6, 1.0)).sum())
 
 
 def _vocabulary(v) -> Vocabulary:

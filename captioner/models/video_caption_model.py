@@ -5,17 +5,17 @@
       -> AttentionDecoder(init_state="given", context="attention"): s0 = (h_T, c_T), soft
          attention over the N frame annotations (masked frames get no weight) -> words.
 
-Works on cached features (training never runs the CNN) and decodes with the shared beam
-search; `VideoCaptioner` wraps it with the backbone for pixels.
+Works on cached features (training never runs the CNN) and decodes through the one
+`Generator`; `VideoCaptioner` wraps it with the backbone for pixels.
 """
 
 import keras
 import tensorflow as tf
 
-from captioner.decoding import beam_search, tile_beams
+from captioner.decoding import Generator
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.frame_encoder import FrameEncoder
-from captioner.text.vocabulary import END_ID, START_ID, UNK_ID
+from captioner.text.vocabulary import START_ID, UNK_ID
 
 FEATURES = ("pooled", "grid")
 
@@ -54,7 +54,8 @@ class VideoCaptionModel(keras.Model):
         self.encoder.build()
         self.decoder.build((None, None, self.units))
         self.built = True  # all sub-layers are built: weights load (resume) before any call
-        self._generate_fns = {}
+        # never generate <unk> or <start>: a caption of real words only
+        self.generator = Generator(self.decoder, self.encode, banned_ids=(UNK_ID, START_ID))
 
     def encode(self, features, mask=None, training=False):
         """annotations (B, N, U), mask (B, N) bool, initial decoder state {"h", "c"}."""
@@ -71,35 +72,17 @@ class VideoCaptionModel(keras.Model):
         return logits
 
     def generate(self, features, mask=None, beam_size=3, alpha=0.0, max_length=20):
-        """Beam-decode features (B, N, ...) with mask (B, N). Returns the beam_search dict
+        """Beam-decode features (B, N, ...) with mask (B, N) (compiled). Returns a `Generation`
         (its "attention" is (B, K, max_length, N): weights over frames for each word)."""
-        key = (int(beam_size), float(alpha), int(max_length))
-        if key not in self._generate_fns:
-            @tf.function(reduce_retracing=True)
-            def fn(x, m):
-                return self._generate(x, m, *key)
-            self._generate_fns[key] = fn
         features = tf.convert_to_tensor(features)
         if mask is None:
             mask = tf.ones(tf.shape(features)[:2], tf.bool)
-        return self._generate_fns[key](features, tf.cast(mask, tf.bool))
+        return self.generator(features, tf.cast(mask, tf.bool), beam_size=beam_size, alpha=alpha,
+                              max_length=max_length)
 
     def _generate(self, features, mask, beam_size, alpha, max_length):
-        annotations, mask, state = self.encode(features, mask)
-        memory, state = self.decoder.prepare(annotations, mask, state)
-        memory = tile_beams(memory, beam_size)  # (B*K, ...)
-        # never generate <unk> or <start> (as the image captioner): a caption of real words only
-        banned = tf.scatter_nd([[UNK_ID], [START_ID]], tf.fill([2], float("-inf")), [self.vocab_size])
-
-        def step_fn(tokens, st):
-            log_probs, new_state, alpha = self.decoder.step(tokens, st, memory)
-            return log_probs + banned, new_state, alpha
-
-        return beam_search(
-            step_fn,
-            state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
-            start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
-        )
+        """`generate` uncompiled, for a caller's own graph (`VideoCaptioner.call`)."""
+        return self.generator.search(features, mask, beam_size=beam_size, alpha=alpha, max_length=max_length)
 
     def get_config(self):
         return {

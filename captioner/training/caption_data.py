@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from captioner.decoding import hypothesis_texts
 from captioner.text import tokenize
-from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import PAD_ID
 
 
@@ -67,7 +67,5 @@ def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_le
     for start in range(0, len(keys), batch_size):
         result = model.generate(features[start:start + batch_size], beam_size=beam_size, alpha=alpha,
                                 max_length=max_length)
-        tokens = result["tokens"].numpy()[:, 0]  # best hypothesis (B, T)
-        for key, row in zip(keys[start:start + batch_size], tokens):
-            out[key] = detokenize(vocab.decode(row.tolist()))
+        out.update(zip(keys[start:start + batch_size], hypothesis_texts(result, vocab)))
     return out

@@ -80,14 +80,13 @@ def _split_path(csv_path, name):
 
 def decode_clips(model, features, mask, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=128):
     """Beam-decode feature batches; returns [caption text] in order."""
-    from captioner.text.tokenizer import detokenize
+    from captioner.decoding import hypothesis_texts
 
     out = []
     for start in range(0, len(features), batch_size):
         result = model.generate(features[start:start + batch_size], mask[start:start + batch_size],
                                 beam_size=beam_size, alpha=alpha, max_length=max_length)
-        for row in result["tokens"].numpy()[:, 0]:
-            out.append(detokenize(vocab.decode(row.tolist())))
+        out.extend(hypothesis_texts(result, vocab))
     return out
 
 

@@ -177,7 +177,7 @@ def test_unk_output_copies_most_attended_source_word():
 
 
 def test_coverage_penalty_hand_worked_and_reranks_the_beam():
-    from captioner.models.seq2seq import coverage_penalty
+    from captioner.decoding import coverage_penalty
 
     # source words got 1.2, 0.5 and 0.25 of attention in all: log(1) + log(0.5) + log(0.25)
     attn = np.array([[0.7, 0.3, 0.0], [0.5, 0.2, 0.25]])

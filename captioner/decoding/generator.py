@@ -1,0 +1,171 @@
+"""The one generator: a model's inputs -> the one beam search -> hypotheses -> text.
+
+Every generating model (image captioning, video captioning, translation and entailed-hypothesis
+generation) holds one :class:`Generator` and decodes only through it::
+
+    generator = Generator(decoder, encode, banned_ids=(PAD_ID, UNK_ID, START_ID))
+    result = generator(annotations, beam_size=3, alpha=0.0, max_length=20)   # compiled, cached
+    texts = hypothesis_texts(result, vocabulary)                            # best beam, as text
+
+``encode(*inputs) -> (annotations (B, R, D), mask (B, R) bool or None, initial_state or None)``
+is the model's own part (project a CNN grid, run a frame or source encoder). The rest is
+the same for every task:
+
+* ``decoder.prepare(annotations, mask, initial_state) -> (memory, state)`` once per input, and
+  ``decoder.step(tokens, state, memory) -> (log_probs, state, attention)`` per token (the
+  interface of :class:`captioner.layers.attention_decoder.AttentionDecoder`);
+* the compact beam search (:func:`captioner.decoding.beam_search`, ``compact=True``): the step
+  runs on the live hypotheses only, and each gathers its input's memory by row
+  (``rows // beam_size``), so memory is never tiled to B*K rows;
+* ``banned_ids``: ids the search never generates (-inf at every step);
+* one compiled function per decoding setting (beam size, alpha, max length) and input kind,
+  ``tf.function(reduce_retracing=True)``, with the batch dimension left free (plus the dims
+  ``input_signature`` leaves free), so it is traced once per setting;
+* one result type, :class:`Generation`, and one way from ids to text
+  (:func:`hypothesis_words`, :func:`hypothesis_texts`: ``Vocabulary.decode`` then
+  ``detokenize``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from captioner.decoding.beam_search import beam_search
+from captioner.text.tokenizer import detokenize
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK
+
+
+class Generation(dict):
+    """What a :class:`Generator` returns: hypotheses of each input, best first by score.
+
+    A dict (so ``result["tokens"]``) of tensors, or NumPy arrays after :meth:`numpy`:
+
+        "tokens"     int32   (B, K, T)     generated ids, ``<end>`` included, then ``<pad>``
+        "lengths"    int32   (B, K)        ids generated, ``<end>`` included
+        "scores"     float32 (B, K)        log_probs / lengths ** alpha (the ranking)
+        "log_probs"  float32 (B, K)        summed log-probabilities
+        "finished"   bool    (B, K)        emitted ``<end>`` within T
+        "attention"  float32 (B, K, T, R)  attention of each generated token, zeros after the end
+    """
+
+    def numpy(self) -> Generation:
+        """The same result with NumPy arrays."""
+        return Generation({k: np.asarray(v) for k, v in self.items()})
+
+    def texts(self, vocabulary, beam=0):
+        """:func:`hypothesis_texts` of this result."""
+        return hypothesis_texts(self, vocabulary, beam)
+
+
+def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None):
+    """The words of one hypothesis, and how many ``<unk>`` were replaced.
+
+    token_ids (T,): its generated ids (``Vocabulary.decode`` stops at ``<end>`` and drops
+    ``<pad>``/``<start>``). With ``source_tokens`` and ``attention`` (steps, len(source_tokens)),
+    each ``<unk>`` word j becomes the source word its step attends to most (Luong et al. 2015):
+    names and numbers the target vocabulary lacks pass through.
+
+    Returns (words list, replaced int).
+    """
+    words = vocabulary.decode(np.asarray(token_ids).tolist())
+    if source_tokens is None or attention is None:
+        return words, 0
+    replaced = 0
+    for j, word in enumerate(words):
+        if word == UNK and j < len(attention):
+            words[j] = source_tokens[int(np.argmax(attention[j]))]
+            replaced += 1
+    return words, replaced
+
+
+def hypothesis_texts(result, vocabulary, beam=0):
+    """Detokenized text of the hypotheses in ``result`` (a :class:`Generation` or its dict).
+
+    beam: which hypothesis of each input (0: the best) -> a list of B strings; None: every
+    hypothesis -> B lists of K strings, best first.
+    """
+    tokens = np.asarray(result["tokens"])  # (B, K, T)
+    if beam is not None:
+        return [detokenize(vocabulary.decode(row.tolist())) for row in tokens[:, beam]]
+    return [[detokenize(vocabulary.decode(row.tolist())) for row in hyps] for hyps in tokens]
+
+
+def _settings(beam_size, alpha, max_length):
+    """The decoding settings as a hashable key; checked here, before anything is traced."""
+    beam_size, max_length = int(beam_size), int(max_length)
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    return beam_size, float(alpha), max_length
+
+
+class Generator:
+    """Decodes a model's inputs with the one beam search (see the module docstring).
+
+    Args:
+        decoder: has ``prepare(annotations, mask, initial_state) -> (memory, state)`` and
+            ``step(tokens, state, memory) -> (log_probs (N, V), state, attention (N, R))``
+            (memory and state: tf.nest structures with leading dim B, resp. N).
+        encode: ``encode(*inputs) -> (annotations (B, R, D), mask (B, R) or None,
+            initial_state or None)``, the model's own part, run inside the compiled function.
+        banned_ids: token ids never generated (e.g. ``<pad>``, ``<unk>``, ``<start>``).
+        input_signature: optional list of ``tf.TensorSpec`` of the inputs; default: each input's
+            dtype and shape as first seen, its batch dimension free.
+        start_id, end_id, pad_id: the special ids of the target vocabulary.
+    """
+
+    def __init__(self, decoder, encode, *, banned_ids=(), input_signature=None, start_id=START_ID,
+                 end_id=END_ID, pad_id=PAD_ID):
+        self.decoder = decoder
+        self.encode = encode
+        self.banned_ids = tuple(sorted({int(i) for i in banned_ids}))
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
+        self._compiled = {}  # (settings, input specs) -> tf.function
+
+    def search(self, *inputs, beam_size, alpha, max_length):
+        """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
+        Keras ``call``, another ``tf.function``); eager callers want ``__call__``."""
+        beam_size, alpha, max_length = _settings(beam_size, alpha, max_length)
+        annotations, mask, initial_state = self.encode(*inputs)  # (B, R, D), (B, R)
+        memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
+
+        def step_fn(tokens, st, rows):
+            # the M live hypotheses: tokens (M,), st leaves (M, ...), rows (M,) = b * K + k
+            inputs_of_rows = rows // beam_size  # (M,) the input b of each
+            mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs_of_rows), memory)  # (M, ...)
+            return self.decoder.step(tokens, st, mem)  # (M, V), state, (M, R)
+
+        return beam_search(
+            step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
+            start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
+            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True)
+
+    def __call__(self, *inputs, beam_size, alpha, max_length) -> Generation:
+        """Compiled :meth:`search` (one function per setting and input kind); eager tensors."""
+        inputs = [tf.convert_to_tensor(x) for x in inputs]
+        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        return Generation(fn(*inputs))
+
+    def compiled(self, *inputs, beam_size, alpha, max_length):
+        """The cached ``tf.function`` that decodes ``inputs`` with these settings."""
+        settings = _settings(beam_size, alpha, max_length)
+        signature = self.input_signature or [
+            tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
+        key = (settings, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
+        if key not in self._compiled:
+            # autograph off: plain TF ops; beam_search has its own while_loop
+            self._compiled[key] = tf.function(
+                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2]),
+                input_signature=signature, reduce_retracing=True, autograph=False)
+        return self._compiled[key]
+
+    def with_preprocess(self, preprocess, input_signature=None) -> Generator:
+        """The same decoder and rules after ``preprocess(*inputs) -> encode's inputs`` (e.g. a
+        backbone: pixels -> features), with its own compiled cache."""
+        encode = self.encode
+        return Generator(self.decoder, lambda *xs: encode(*preprocess(*xs)), banned_ids=self.banned_ids,
+                         input_signature=input_signature, start_id=self.start_id, end_id=self.end_id,
+                         pad_id=self.pad_id)
