@@ -32,8 +32,7 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
         self.model = deserialize(model)
         self.feature = self.model.feature
-        self.num_frames = int(num_frames)
-        self.sample_fps = float(sample_fps or 0.0)
+        self.set_sampling(num_frames, sample_fps)
         self.set_search_defaults(beam_size, alpha, max_length)
         self._fns = {}
 
@@ -55,10 +54,7 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
         """Caption clips: paths, `SampledFrames`, or frame arrays (k, H, W, 3). One
         `VideoCaption` per source, in order; unreadable files raise ImageError naming them."""
         results = []
-        sources = list(sources)
-        for start in range(0, len(sources), batch_size):
-            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
-            frames, mask = self.batch(clips)
+        for clips, frames, mask in self.clip_batches(sources, batch_size):
             out = self.generate(frames, mask, beam_size, alpha, max_length)
             results.extend(self.decode_outputs(out, clips))
         return results
@@ -84,4 +80,4 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
 
     def get_config(self):
         return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
-                "num_frames": self.num_frames, "sample_fps": self.sample_fps, **self.search_config()}
+                **self.sampling_config(), **self.search_config()}

@@ -25,8 +25,7 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
         self.class_names = [str(c) for c in class_names]
         if len(self.class_names) != self.model.num_classes:
             raise ValueError(f"{len(self.class_names)} class names for a {self.model.num_classes}-way classifier")
-        self.num_frames = int(num_frames)
-        self.sample_fps = float(sample_fps or 0.0)
+        self.set_sampling(num_frames, sample_fps)
         self.feature = self.model.feature
         self._fn = None
 
@@ -46,10 +45,7 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
     def classify(self, sources, batch_size=8):
         """Label clips (paths, `SampledFrames`, frame arrays); one `VideoLabel` each, in order."""
         results = []
-        sources = list(sources)
-        for start in range(0, len(sources), batch_size):
-            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
-            frames, mask = self.batch(clips)
+        for clips, frames, mask in self.clip_batches(sources, batch_size):
             out = self.predict_frames(frames, mask)
             for b, clip in enumerate(clips):
                 p = out["probabilities"][b]
@@ -67,4 +63,4 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
 
     def get_config(self):
         return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
-                "class_names": self.class_names, "num_frames": self.num_frames, "sample_fps": self.sample_fps}
+                "class_names": self.class_names, **self.sampling_config()}

@@ -64,6 +64,13 @@ class FrameFeaturesMixin:
     """For `PixelModel` subclasses (`features(pixels)`, `input_size`) that sample `num_frames`
     frames per clip (`sample_fps`: frames per second, 0 for evenly spread)."""
 
+    def set_sampling(self, num_frames, sample_fps):
+        self.num_frames = int(num_frames)
+        self.sample_fps = float(sample_fps or 0.0)
+
+    def sampling_config(self):
+        return {"num_frames": self.num_frames, "sample_fps": self.sample_fps}
+
     def frame_features(self, frames, mask):
         """frames (B, N, H, W, 3) 0..255, mask (B, N) -> features (B, N, D) or (B, N, R, C),
         zeros at masked frames; the backbone runs only on the real frames."""
@@ -91,3 +98,11 @@ class FrameFeaturesMixin:
         """Stack SampledFrames into (frames (B, N, H, W, 3) uint8, mask (B, N))."""
         frames, masks = zip(*(c.padded() for c in clips))
         return np.stack(frames), np.stack(masks)
+
+    def clip_batches(self, sources, batch_size):
+        """Yield (clips, frames, mask) for `sources` (paths, `SampledFrames`, frame arrays),
+        `batch_size` clips at a time, in order."""
+        sources = list(sources)
+        for start in range(0, len(sources), batch_size):
+            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
+            yield (clips, *self.batch(clips))
