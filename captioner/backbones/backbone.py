@@ -27,22 +27,20 @@ class Backbone:
     @property
     def input_size(self):
         """(height, width) the backbone expects; images are resized to it without cropping."""
-        shape = self.model.inputs[0].shape
-        return int(shape[1]), int(shape[2])
+        return input_size_of(self.model)
 
     @property
     def grid_shape(self):
         """(h, w) of the spatial grid: regions = h * w annotation vectors."""
-        shape = _output_shape(self.model, "grid")
-        return int(shape[1]), int(shape[2])
+        return grid_shape_of(self.model)
 
     @property
     def grid_channels(self):
-        return int(_output_shape(self.model, "grid")[-1])
+        return int(output_shape_of(self.model, "grid")[-1])
 
     @property
     def pooled_dim(self):
-        return int(_output_shape(self.model, "pooled")[-1])
+        return int(output_shape_of(self.model, "pooled")[-1])
 
     def features(self, pixels, batch_size=32):
         """Run the backbone on uint8/float pixels (N, H, W, 3): returns numpy grid (N, R, C), pooled (N, P)."""
@@ -51,9 +49,24 @@ class Backbone:
         return grid.reshape(grid.shape[0], -1, grid.shape[-1]), out["pooled"]
 
 
-def _output_shape(model, key):
-    # A functional model keeps the dict it was built with; model.outputs is key-sorted.
-    return model._outputs_struct[key].shape
+def input_size_of(model):
+    """(height, width) of a backbone model's pixel input (B, H, W, 3)."""
+    shape = model.inputs[0].shape
+    return int(shape[1]), int(shape[2])
+
+
+def output_shape_of(model, key):
+    """Shape of output `key` ("grid", "pooled", ...) of a backbone model whose output is a dict.
+
+    `model.output` is the dict the functional model was built with (`model.outputs` is only
+    the flat, key-sorted list)."""
+    return tuple(model.output[key].shape)
+
+
+def grid_shape_of(model):
+    """(h, w) of a backbone model's spatial grid: regions = h * w annotation vectors."""
+    shape = output_shape_of(model, "grid")
+    return int(shape[1]), int(shape[2])
 
 
 def get_backbone(name=DEFAULT_BACKBONE, weights="imagenet"):

@@ -30,7 +30,7 @@ def run(args):
     from captioner.errors import ImageError
     from captioner.features.video import list_videos
     from captioner.models.video_captioner import VideoCaptioner
-    from captioner.models.video_pipeline import load_video_model
+    from captioner.models.loading import load_video_model
     from captioner.io import atomic_path
 
     paths = list_videos(args.paths)

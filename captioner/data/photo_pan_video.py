@@ -17,7 +17,8 @@ reference captions. Flickr8k photos are read with `captioner.data.load_flickr8k`
 
 Train clips come from Flickr8k train photos; dev and test clips from Flickr8k dev photos (split
 in two halves), which no captioner of this project trains on, so an image captioner and a
-video captioner can be compared on the same held-out photos.
+video captioner can be compared on the same held-out photos (`source_photos` finds each clip's
+photo; the comparison itself, which needs models and metrics, is in scripts/compare_photo_pan.py).
 """
 
 from __future__ import annotations
@@ -152,32 +153,16 @@ def read_sources(sources_csv):
         return {row["clip_id"]: row["image"] for row in csv.DictReader(f)}
 
 
-def compare_with_image_captioner(image_model, sources_csv, images_dir, references, clip_ids, beam_size=3,
-                                 batch_size=32):
-    """Caption the photos behind photo-pan clips with an image captioner and score them
-    against the clips' references (the photos' own captions).
-
-    `references` {clip path: [captions]}, `clip_ids` {clip path: clip id}; `image_model` a
-    path or a loaded `ImageCaptioner`. Returns {"scores": evaluate_captions dict, "photos": n,
-    "captions": {clip id: caption}}."""
-    import keras
-
-    import captioner.models.image_captioner  # noqa: F401  (registers the class)
+def source_photos(sources_csv, images_dir, clip_ids):
+    """The photo file behind each clip id of `clip_ids` (in order), joined to `images_dir`,
+    from a photo-pan dataset's sources.csv. InputError when `images_dir` is None or a clip has
+    no photo listed."""
     from captioner.errors import InputError
-    from captioner.metrics import evaluate_captions
 
-    model = keras.models.load_model(image_model) if isinstance(image_model, (str, os.PathLike)) else image_model
-    photo_of = read_sources(sources_csv)
     if images_dir is None:
         raise InputError("comparing with an image captioner needs the photos' folder (--compare-images-dir)")
-    paths = list(references)
-    missing = [clip_ids[p] for p in paths if clip_ids[p] not in photo_of]
+    photo_of = read_sources(sources_csv)
+    missing = [k for k in clip_ids if k not in photo_of]
     if missing:
         raise InputError(f"{sources_csv}: no photo listed for {len(missing)} clip(s), e.g. {missing[:3]}")
-    photos = [os.path.join(images_dir, photo_of[clip_ids[p]]) for p in paths]
-    results = model.caption(photos, beam_size=beam_size, batch_size=batch_size)
-    hyps = {p: r.text for p, r in zip(paths, results)}
-    scores = evaluate_captions({p: references[p] for p in paths}, hyps, tool="auto", meteor=True)
-    return {"model": os.fspath(image_model) if isinstance(image_model, (str, os.PathLike)) else type(model).__name__,
-            "beam_size": beam_size, "photos": len(paths), "scores": scores,
-            "captions": {clip_ids[p]: hyps[p] for p in paths[:50]}}
+    return [os.path.join(images_dir, photo_of[k]) for k in clip_ids]

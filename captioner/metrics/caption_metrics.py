@@ -23,19 +23,19 @@ leave no processes behind.
 
 from __future__ import annotations
 
-import functools
-import io
 import os
 import shutil
 import subprocess
 import tempfile
-import warnings
 from collections.abc import Mapping
 
 from captioner.errors import CaptionerError, InputError
 from captioner.metrics.bleu import corpus_bleu
 from captioner.metrics.cider import corpus_cider
 from captioner.metrics.rouge import corpus_rouge_l
+from captioner.text.wordnet import load_wordnet
+
+_load_wordnet = load_wordnet  # the old name, for captioner/training/train_entail.py until it imports load_wordnet
 
 __all__ = ["evaluate_captions", "java_available", "METRIC_NAMES"]
 
@@ -216,76 +216,6 @@ def _coco_scores(refs: list[list[str]], hyps: list[str], meteor: bool, notes: li
 
 
 # --------------------------------------------------------------------------- python fallback
-# WordNet 3.0 lexicographer file names, in file-number order (the "lexnames" file that
-# NLTK needs and Debian's wordnet-base lacks; listed in its lexnames(5WN) man page).
-_LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
-    "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food "
-    "noun.group noun.location noun.motive noun.object noun.person noun.phenomenon "
-    "noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape "
-    "noun.state noun.substance noun.time verb.body verb.change verb.cognition "
-    "verb.communication verb.competition verb.consumption verb.contact verb.creation "
-    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative "
-    "verb.weather adj.ppl"
-).split()
-_POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-
-
-def _lexnames_text() -> str:
-    return "".join(f"{i:02d}\t{name}\t{_POS_NUMBER[name.split('.')[0]]}\n" for i, name in enumerate(_LEXNAMES))
-
-
-@functools.lru_cache(maxsize=1)
-def _load_wordnet():
-    """``(reader, None)`` or ``(None, reason)``: NLTK's WordNet data, else the system one.
-
-    The system fallback reads ``$WNSEARCHDIR`` or ``/usr/share/wordnet`` (adding it to
-    ``nltk.data.path``, which NLTK's path sandbox requires) and supplies the missing
-    ``lexnames`` file from memory.
-    """
-    try:
-        import nltk
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
-    except ImportError:
-        return None, "nltk is not installed"
-    try:
-        from nltk.corpus import wordnet
-
-        wordnet.ensure_loaded()
-        return wordnet, None
-    except (LookupError, OSError, ValueError):
-        pass
-
-    class _SystemWordNet(WordNetCorpusReader):
-        """WordNet 3.0 from a plain WNSEARCHDIR (no lexnames file, no OMW mapping)."""
-
-        def open(self, file):
-            if file == "lexnames" and not os.path.exists(os.path.join(str(self._root.path), "lexnames")):
-                return io.StringIO(_lexnames_text())
-            return super().open(file)
-
-        def map_wn(self, version="wordnet"):
-            return None  # only needed for multilingual (OMW) data
-
-    reasons = []
-    for root in (os.environ.get("WNSEARCHDIR"), "/usr/share/wordnet"):
-        if not root or not os.path.isfile(os.path.join(root, "data.noun")):
-            continue
-        try:
-            if root not in nltk.data.path:
-                nltk.data.path.append(root)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                reader = _SystemWordNet(root, None)
-                reader.synsets("dog")
-            return reader, None
-        except Exception as e:  # any failure means: no METEOR, say why
-            reasons.append(f"{root}: {type(e).__name__}: {e}")
-    return None, "WordNet not found (no NLTK wordnet data, no /usr/share/wordnet)" + (
-        f"; {'; '.join(reasons)}" if reasons else ""
-    )
-
-
 def _python_scores(refs: list[list[str]], hyps: list[str], meteor: bool, notes: list[str]) -> dict:
     """Scores by this package's implementations on lower-cased, punctuation-free tokens."""
     from captioner.text.tokenizer import tokenize
@@ -300,7 +230,7 @@ def _python_scores(refs: list[list[str]], hyps: list[str], meteor: bool, notes: 
     if not meteor:
         notes.append("METEOR skipped (meteor=False)")
     else:
-        wordnet, reason = _load_wordnet()
+        wordnet, reason = load_wordnet()
         if wordnet is None:
             notes.append(f"METEOR not computed: {reason}")
         else:

@@ -25,3 +25,11 @@ def load_model_file(path, expected, what, hint=""):
     if not isinstance(model, expected):
         raise InputError(f"{path}: holds a {type(model).__name__}, not {what}")
     return model
+
+
+def load_video_model(path):
+    """Load a bundled video model (`VideoCaptioner` or `VideoClassifier`) safely."""
+    from captioner.models.video_captioner import VideoCaptioner
+    from captioner.models.video_classifier import VideoClassifier
+
+    return load_model_file(path, (VideoCaptioner, VideoClassifier), "a captioner video model")

@@ -16,51 +16,34 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from captioner.models.pixel_model import CaptionSearch, PixelModel, deserialize
 from captioner.models.video_caption_model import VideoCaptionModel  # noqa: F401  (registered)
-from captioner.models.video_pipeline import FrameFeaturesMixin, VideoCaption, backbone_from, input_size_of
-from captioner.text.tokenizer import detokenize
-from captioner.text.vocabulary import Vocabulary
+from captioner.models.video_pipeline import FrameFeaturesMixin, VideoCaption
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class VideoCaptioner(FrameFeaturesMixin, keras.Model):
+class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
     """{"frames" (B, N, H, W, 3), "mask" (B, N)} -> beam_search dict (tokens, scores, attention ...)."""
+
+    vocabulary_key = "vocabulary"
 
     def __init__(self, backbone, model, vocabulary, num_frames=8, sample_fps=0.0, beam_size=3, alpha=0.0,
                  max_length=20, training_config=None, **kwargs):
-        super().__init__(**kwargs)
-        self.backbone = backbone_from(backbone)
-        self.model = keras.saving.deserialize_keras_object(model) if isinstance(model, dict) else model
-        self.vocabulary_tokens = list(vocabulary.to_config()["tokens"]) if isinstance(vocabulary, Vocabulary) \
-            else list(vocabulary)
-        self.vocabulary = Vocabulary.from_config({"tokens": self.vocabulary_tokens})
-        self.num_frames = int(num_frames)
-        self.sample_fps = float(sample_fps or 0.0)
-        self.beam_size = int(beam_size)
-        self.alpha = float(alpha)
-        self.max_length = int(max_length)
-        self.training_config = training_config or {}
+        super().__init__(backbone, vocabulary, training_config, **kwargs)
+        self.model = deserialize(model)
         self.feature = self.model.feature
-        self.input_size = input_size_of(self.backbone)
+        self.set_sampling(num_frames, sample_fps)
+        self.set_search_defaults(beam_size, alpha, max_length)
         self._fns = {}
-        self.built = True  # every weight lives in the backbone and the inner model, both built
-
-    def build(self, input_shape=None):
-        self.built = True  # every weight belongs to the backbone and the inner model, built already
 
     def call(self, inputs, beam_size=None, alpha=None, max_length=None):
-        beam_size = self.beam_size if beam_size is None else int(beam_size)
-        alpha = self.alpha if alpha is None else float(alpha)
-        max_length = self.max_length if max_length is None else int(max_length)
         mask = tf.cast(inputs["mask"], tf.bool)
         features = self.frame_features(inputs["frames"], mask)
-        return self.model._generate(features, mask, beam_size, alpha, max_length)
+        return self.model._generate(features, mask, *self.search_options(beam_size, alpha, max_length))
 
     def generate(self, frames, mask, beam_size=None, alpha=None, max_length=None):
         """Compiled `call` on numpy batches; returns numpy arrays."""
-        key = (self.beam_size if beam_size is None else int(beam_size),
-               self.alpha if alpha is None else float(alpha),
-               self.max_length if max_length is None else int(max_length))
+        key = self.search_options(beam_size, alpha, max_length)
         if key not in self._fns:
             self._fns[key] = tf.function(lambda f, m: self.call({"frames": f, "mask": m}, *key),
                                          reduce_retracing=True)
@@ -71,10 +54,7 @@ class VideoCaptioner(FrameFeaturesMixin, keras.Model):
         """Caption clips: paths, `SampledFrames`, or frame arrays (k, H, W, 3). One
         `VideoCaption` per source, in order; unreadable files raise ImageError naming them."""
         results = []
-        sources = list(sources)
-        for start in range(0, len(sources), batch_size):
-            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
-            frames, mask = self.batch(clips)
+        for clips, frames, mask in self.clip_batches(sources, batch_size):
             out = self.generate(frames, mask, beam_size, alpha, max_length)
             results.extend(self.decode_outputs(out, clips))
         return results
@@ -86,10 +66,7 @@ class VideoCaptioner(FrameFeaturesMixin, keras.Model):
     def decode_outputs(self, out, clips):
         results = []
         for b, clip in enumerate(clips):
-            hyps = []
-            for k in range(out["tokens"].shape[1]):
-                words = self.vocabulary.decode(out["tokens"][b, k].tolist())
-                hyps.append((detokenize(words), float(out["scores"][b, k]), words))
+            hyps = self.beams(out, b)
             steps = int(out["lengths"][b, 0])
             n = len(clip.frames)
             attention = out["attention"][b, 0, :steps, :n]  # (steps, k): masked frames carry no weight
@@ -102,15 +79,5 @@ class VideoCaptioner(FrameFeaturesMixin, keras.Model):
         return results
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "model": keras.saving.serialize_keras_object(self.model),
-            "vocabulary": self.vocabulary_tokens, "num_frames": self.num_frames, "sample_fps": self.sample_fps,
-            "beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length,
-            "training_config": self.training_config,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
+                **self.sampling_config(), **self.search_config()}

@@ -11,30 +11,23 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from captioner.models.pixel_model import PixelModel, deserialize
 from captioner.models.video_classifier_model import VideoClassifierModel  # noqa: F401  (registered)
-from captioner.models.video_pipeline import FrameFeaturesMixin, VideoLabel, backbone_from, input_size_of
+from captioner.models.video_pipeline import FrameFeaturesMixin, VideoLabel
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class VideoClassifier(FrameFeaturesMixin, keras.Model):
+class VideoClassifier(FrameFeaturesMixin, PixelModel):
     def __init__(self, backbone, model, class_names, num_frames=8, sample_fps=0.0, training_config=None,
                  **kwargs):
-        super().__init__(**kwargs)
-        self.backbone = backbone_from(backbone)
-        self.model = keras.saving.deserialize_keras_object(model) if isinstance(model, dict) else model
+        super().__init__(backbone, training_config=training_config, **kwargs)
+        self.model = deserialize(model)
         self.class_names = [str(c) for c in class_names]
         if len(self.class_names) != self.model.num_classes:
             raise ValueError(f"{len(self.class_names)} class names for a {self.model.num_classes}-way classifier")
-        self.num_frames = int(num_frames)
-        self.sample_fps = float(sample_fps or 0.0)
-        self.training_config = training_config or {}
+        self.set_sampling(num_frames, sample_fps)
         self.feature = self.model.feature
-        self.input_size = input_size_of(self.backbone)
         self._fn = None
-        self.built = True  # every weight lives in the backbone and the inner model, both built
-
-    def build(self, input_shape=None):
-        self.built = True  # every weight belongs to the backbone and the inner model, built already
 
     def call(self, inputs):
         mask = tf.cast(inputs["mask"], tf.bool)
@@ -52,10 +45,7 @@ class VideoClassifier(FrameFeaturesMixin, keras.Model):
     def classify(self, sources, batch_size=8):
         """Label clips (paths, `SampledFrames`, frame arrays); one `VideoLabel` each, in order."""
         results = []
-        sources = list(sources)
-        for start in range(0, len(sources), batch_size):
-            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
-            frames, mask = self.batch(clips)
+        for clips, frames, mask in self.clip_batches(sources, batch_size):
             out = self.predict_frames(frames, mask)
             for b, clip in enumerate(clips):
                 p = out["probabilities"][b]
@@ -72,14 +62,5 @@ class VideoClassifier(FrameFeaturesMixin, keras.Model):
         return self.classify([source])[0]
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "model": keras.saving.serialize_keras_object(self.model),
-            "class_names": self.class_names, "num_frames": self.num_frames, "sample_fps": self.sample_fps,
-            "training_config": self.training_config,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
+                "class_names": self.class_names, **self.sampling_config()}

@@ -1,7 +1,8 @@
 """What the two video inference models share: frames -> per-frame backbone features (only
-for real frames), clip preparation from paths or arrays, result types, and loading.
+for real frames), clip preparation from paths or arrays, and the result types. Loading a
+video model is `captioner.models.loading.load_video_model`:
 
-    from captioner.models.video_pipeline import load_video_model
+    from captioner.models.loading import load_video_model
     model = load_video_model("assets/models/video_caption.keras")   # or video_classify.keras
     result = model.describe("clip.avi")        # or an array of frames (k, H, W, 3) RGB
     result.to_json()
@@ -12,11 +13,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
-
-
 
 @dataclasses.dataclass
 class VideoCaption:
@@ -63,8 +61,15 @@ class VideoLabel:
 
 
 class FrameFeaturesMixin:
-    """For keras.Model subclasses holding `self.backbone` (pixels -> {"grid", "pooled"}) and
-    `self.feature` ("pooled" or "grid"), `num_frames`, `sample_fps`, `input_size`."""
+    """For `PixelModel` subclasses (`features(pixels)`, `input_size`) that sample `num_frames`
+    frames per clip (`sample_fps`: frames per second, 0 for evenly spread)."""
+
+    def set_sampling(self, num_frames, sample_fps):
+        self.num_frames = int(num_frames)
+        self.sample_fps = float(sample_fps or 0.0)
+
+    def sampling_config(self):
+        return {"num_frames": self.num_frames, "sample_fps": self.sample_fps}
 
     def frame_features(self, frames, mask):
         """frames (B, N, H, W, 3) 0..255, mask (B, N) -> features (B, N, D) or (B, N, R, C),
@@ -72,9 +77,7 @@ class FrameFeaturesMixin:
         mask = tf.cast(mask, tf.bool)
         index = tf.where(mask)  # (M, 2): (clip, frame) of every real frame
         pixels = tf.gather_nd(frames, index)  # (M, H, W, 3)
-        out = self.backbone(pixels, training=False)[self.feature]  # (M, D) or (M, h, w, C)
-        if self.feature == "grid":
-            out = tf.reshape(out, [tf.shape(out)[0], -1, out.shape[-1]])  # (M, R, C)
+        out = self.features(pixels)  # (M, D) or (M, R, C)
         shape = tf.concat([tf.shape(mask, out_type=tf.int64), tf.shape(out, out_type=tf.int64)[1:]], 0)
         return tf.scatter_nd(index, out, shape)  # (B, N, ...)
 
@@ -96,24 +99,10 @@ class FrameFeaturesMixin:
         frames, masks = zip(*(c.padded() for c in clips))
         return np.stack(frames), np.stack(masks)
 
-
-def backbone_from(backbone):
-    if isinstance(backbone, dict):
-        backbone = keras.saving.deserialize_keras_object(backbone)
-    return backbone
-
-
-def input_size_of(backbone):
-    shape = backbone.inputs[0].shape
-    return int(shape[1]), int(shape[2])
-
-
-def load_video_model(path):
-    """Load a bundled video model (`VideoCaptioner` or `VideoClassifier`) safely."""
-    import captioner.models.video_captioner  # noqa: F401  (registers the classes)
-    import captioner.models.video_classifier  # noqa: F401
-
-    from captioner.models.loading import load_model_file
-
-    return load_model_file(path, (captioner.models.video_captioner.VideoCaptioner,
-                                  captioner.models.video_classifier.VideoClassifier), "a captioner video model")
+    def clip_batches(self, sources, batch_size):
+        """Yield (clips, frames, mask) for `sources` (paths, `SampledFrames`, frame arrays),
+        `batch_size` clips at a time, in order."""
+        sources = list(sources)
+        for start in range(0, len(sources), batch_size):
+            clips = [self.prepare(s) for s in sources[start:start + batch_size]]
+            yield (clips, *self.batch(clips))

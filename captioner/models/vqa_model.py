@@ -23,11 +23,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-import captioner.layers.image_preprocessing  # noqa: F401  (registers the layer backbones are saved with)
 from captioner.errors import InputError
-from captioner.models.vqa_classifier import VQAClassifier
+from captioner.models.pixel_model import PixelModel, deserialize
+from captioner.models.vqa_classifier import VQAClassifier  # noqa: F401  (registered)
 from captioner.text.tokenizer import tf_tokenize, tokenize
-from captioner.text.vocabulary import PAD_ID, UNK, Vocabulary, VocabularyLookup
+from captioner.text.vocabulary import PAD_ID, UNK, VocabularyLookup
 
 
 @dataclasses.dataclass
@@ -47,44 +47,24 @@ class VQAAnswer:
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class VQAModel(keras.Model):
+class VQAModel(PixelModel):
+    vocabulary_key = "question_vocabulary"
+
     def __init__(self, backbone, classifier, question_vocabulary, answers, max_question_length=30,
                  training_config=None, **kwargs):
-        super().__init__(**kwargs)
-        if isinstance(backbone, dict):
-            backbone = keras.saving.deserialize_keras_object(backbone)
-        if isinstance(classifier, dict):
-            classifier = keras.saving.deserialize_keras_object(classifier)
-        self.backbone = backbone
-        self.classifier = classifier
-        vocabulary = question_vocabulary
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) \
-            else Vocabulary.from_config({"tokens": list(vocabulary)}, source="VQAModel question_vocabulary")
+        super().__init__(backbone, question_vocabulary, training_config, **kwargs)
+        self.classifier = deserialize(classifier)
+        self.feature = self.classifier.feature
         self.answers = [str(a) for a in answers]
-        if len(self.answers) != classifier.num_answers:
-            raise ValueError(f"{len(self.answers)} answers for a classifier of {classifier.num_answers}")
-        if len(self.vocabulary) != classifier.vocab_size:
-            raise ValueError(f"vocabulary of {len(self.vocabulary)} for a classifier of {classifier.vocab_size}")
+        if len(self.answers) != self.classifier.num_answers:
+            raise ValueError(f"{len(self.answers)} answers for a classifier of {self.classifier.num_answers}")
+        if len(self.vocabulary) != self.classifier.vocab_size:
+            raise ValueError(f"vocabulary of {len(self.vocabulary)} for a classifier of {self.classifier.vocab_size}")
         self.max_question_length = int(max_question_length)
-        self.training_config = dict(training_config or {})
         self.lookup = VocabularyLookup(list(self.vocabulary.tokens), name="question_lookup")
-        grid = backbone._outputs_struct["grid"].shape
-        self.grid_shape = (int(grid[1]), int(grid[2]))
-        self.input_size = (int(backbone.inputs[0].shape[1]), int(backbone.inputs[0].shape[2]))
         self._predict_fn = None
-        self.built = True  # every part is built above: the backbone is functional, the classifier builds itself
-
-    def build(self, input_shape=None):
-        self.built = True  # every sub-layer is built when constructed (the backbone is a functional model)
 
     # -- graph ------------------------------------------------------------------------
-    def features(self, pixels):
-        out = self.backbone(pixels, training=False)
-        if self.classifier.feature == "grid":
-            grid = out["grid"]
-            return tf.reshape(grid, [tf.shape(grid)[0], -1, grid.shape[-1]])  # (B, R, C)
-        return out["pooled"]  # (B, P)
-
     def question_ids(self, question):
         """(B,) strings -> (B, T) ids, in-graph (tf_tokenize + the vocabulary lookup)."""
         words = tf_tokenize(question)  # ragged (B, None)
@@ -114,16 +94,6 @@ class VQAModel(keras.Model):
         ids = self.vocabulary.encode(words, add_start=False, add_end=False)
         seen = [w if w in self.vocabulary else UNK for w in words]
         return ids, seen, [w for w in words if w not in self.vocabulary]
-
-    def load_pixels(self, image):
-        """A path, bytes, PIL image or array -> uint8 (H, W, 3) at the backbone's input size."""
-        from captioner.features.images import load_image
-        from captioner.models.image_captioner import _as_source
-
-        h, w = self.input_size
-        if isinstance(image, np.ndarray) and image.shape == (h, w, 3):
-            return image.astype(np.uint8) if image.dtype != np.uint8 else image
-        return load_image(_as_source(image), size=(h, w))
 
     def predict_ids(self, pixels, token_ids, image_index=None):
         """Compiled forward pass: pixels (N, H, W, 3), ids (B, T), image_index (B,) or None."""
@@ -182,7 +152,7 @@ class VQAModel(keras.Model):
         """A :class:`VQAAnswer` from one row of `predict_ids` output; `encoded` from `encode_question`."""
         order = np.argsort(-probs)[: max(1, top_k)]
         attention = None
-        if self.classifier.feature == "grid":
+        if self.feature == "grid":
             attention = alphas.reshape(alphas.shape[0], *self.grid_shape)  # (hops, h, w)
         return VQAAnswer(
             question=question, answer=self.answers[order[0]], probability=float(probs[order[0]]),
@@ -195,16 +165,5 @@ class VQAModel(keras.Model):
         return self.classifier.hops if self.classifier.feature == "grid" else 0
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "classifier": keras.saving.serialize_keras_object(self.classifier),
-            "question_vocabulary": list(self.vocabulary.tokens),
-            "answers": list(self.answers),
-            "max_question_length": self.max_question_length,
-            "training_config": self.training_config,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        return {**super().get_config(), "classifier": keras.saving.serialize_keras_object(self.classifier),
+                "answers": list(self.answers), "max_question_length": self.max_question_length}

@@ -28,9 +28,9 @@ import keras
 import numpy as np
 
 from captioner.errors import InputError
-from captioner.text import _VOCABULARY_NAMES  # the package's lazy import reads the same list
-
-__all__ = list(_VOCABULARY_NAMES)
+# captioner.text's lazy __getattr__ lists the same names (tests/text check the two agree)
+__all__ = ["PAD", "START", "END", "UNK", "PAD_ID", "START_ID", "END_ID", "UNK_ID", "SPECIAL_TOKENS",
+           "Vocabulary", "VocabularyLookup"]
 
 PAD, START, END, UNK = "<pad>", "<start>", "<end>", "<unk>"
 PAD_ID, START_ID, END_ID, UNK_ID = 0, 1, 2, 3

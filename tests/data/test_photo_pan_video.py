@@ -74,3 +74,16 @@ def test_photo_pan_dataset_keeps_captions_and_splits(tmp_path):
             assert data.captions[path] == [f"photo {photo_index} caption {k}" for k in range(5)]
             s = sample_frames(path, num_frames=4)
             assert s.frame_count == 6 and s.frames.shape[1:] == (32, 32, 3)
+
+
+def test_source_photos_finds_each_clips_photo(tmp_path):
+    from captioner.data.photo_pan_video import source_photos
+    from captioner.errors import InputError
+
+    sources = tmp_path / "sources.csv"
+    sources.write_text("clip_id,image,motion,split\na_pan_left,a.jpg,pan_left,test\nb_zoom_in,b.jpg,zoom_in,test\n")
+    assert source_photos(sources, "photos", ["b_zoom_in", "a_pan_left"]) == ["photos/b.jpg", "photos/a.jpg"]
+    with pytest.raises(InputError, match="no photo listed for 1 clip"):
+        source_photos(sources, "photos", ["a_pan_left", "c_pan_up"])
+    with pytest.raises(InputError, match="photos' folder"):
+        source_photos(sources, None, ["a_pan_left"])

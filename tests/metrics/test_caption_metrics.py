@@ -6,7 +6,8 @@ import pytest
 
 from captioner.errors import InputError
 from captioner.metrics import METRIC_NAMES, evaluate_captions, java_available
-from captioner.metrics.caption_metrics import _load_wordnet, _MeteorProcess, _ptb_tokenize
+from captioner.metrics.caption_metrics import _MeteorProcess, _ptb_tokenize
+from captioner.text.wordnet import load_wordnet
 
 REFERENCES = {
     "img1.jpg": ["A dog runs on the grass.", "A brown dog is running outside.", "The dog runs across a field."],
@@ -103,7 +104,7 @@ def test_extra_reference_keys_are_ignored():
 
 def test_python_meteor_uses_wordnet_or_says_why():
     result = evaluate_captions(REFERENCES, HYPOTHESES, tool="python")
-    wordnet, reason = _load_wordnet()
+    wordnet, reason = load_wordnet()
     if wordnet is None:
         assert result["METEOR"] is None
         assert any(reason in note for note in result["notes"])

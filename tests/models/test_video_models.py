@@ -146,7 +146,7 @@ def _fresh_process_outputs(paths, frames, mask, tmp_path):
     np.save(tmp_path / "mask.npy", mask)
     script = textwrap.dedent(f"""
         import json, numpy as np
-        from captioner.models.video_pipeline import load_video_model
+        from captioner.models.loading import load_video_model
         frames, mask = np.load({str(tmp_path / 'frames.npy')!r}), np.load({str(tmp_path / 'mask.npy')!r})
         result = {{}}
         for path in {[str(p) for p in paths]!r}:

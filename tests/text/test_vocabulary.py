@@ -245,3 +245,11 @@ def test_tf_encode_batch_shapes(vocab):
     assert unframed.numpy().tolist() == vocab.encode(["a", "dog"], add_start=False, add_end=False)
     with pytest.raises(InputError):
         vocab.tf_encode(tf.constant([["a"]]))
+
+
+def test_the_package_lazily_exports_every_vocabulary_name():
+    import captioner.text
+    from captioner.text import vocabulary
+
+    assert list(captioner.text._VOCABULARY_NAMES) == vocabulary.__all__
+    assert all(getattr(captioner.text, n) is getattr(vocabulary, n) for n in vocabulary.__all__)

@@ -1,0 +1,158 @@
+"""What every pixel model shares: a backbone (pixels -> {"grid", "pooled"}), a trained head,
+optionally a vocabulary, and how all three are saved in one `.keras` file.
+
+`PixelModel` is the base of the four inference wrappers (`ImageCaptioner`, `VQAModel`,
+`VideoCaptioner`, `VideoClassifier`):
+
+* the backbone is serialized in the config under "backbone" and rebuilt from it;
+* the vocabulary (when the model has one) is saved as its token list under
+  `vocabulary_key` ("vocabulary", or "question_vocabulary" for VQA);
+* "training_config" is kept as given;
+* `input_size` (h, w) and `grid_shape` (h, w) come from the backbone through public Keras
+  API (`model.inputs`, `model.output`);
+* `features(pixels)` runs the backbone on (B, H, W, 3) pixels 0..255 and returns what the
+  head attends over: the grid as (B, R, C) regions or the pooled vector (B, P), by
+  `self.feature` (each subclass sets it from its head).
+
+`CaptionSearch` adds the beam-search defaults of the two captioners, and `inference_copy`
+the uncompiled float32 copy of a trained head that the saved files hold.
+"""
+
+from __future__ import annotations
+
+import io
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import captioner.layers.image_preprocessing  # noqa: F401  (registers the layer backbones are saved with)
+from captioner.backbones.backbone import grid_shape_of, input_size_of
+from captioner.text.tokenizer import detokenize
+from captioner.text.vocabulary import Vocabulary
+
+
+def deserialize(obj):
+    """A Keras object from its serialized config (a dict), or `obj` itself when already built."""
+    return keras.saving.deserialize_keras_object(obj) if isinstance(obj, dict) else obj
+
+
+def inference_copy(model, dtype="float32"):
+    """An uncompiled copy of `model` with the same weights (the saved file then carries no
+    optimizer state), in `dtype` whatever the training policy (None: the model's own)."""
+    config = model.get_config()
+    if dtype is not None:
+        config = {**config, "dtype": dtype}
+    copy = type(model).from_config(config)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+def as_image_source(img):
+    """A path, bytes, a PIL image or an array -> something `load_image` reads (path or bytes)."""
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover
+        Image = None
+    if Image is not None and isinstance(img, Image.Image):
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+    if isinstance(img, np.ndarray):
+        from PIL import Image as PILImage
+
+        arr = img if img.dtype == np.uint8 else np.clip(img, 0, 255).astype(np.uint8)
+        buf = io.BytesIO()
+        PILImage.fromarray(arr).save(buf, format="PNG")
+        return buf.getvalue()
+    return img
+
+
+class PixelModel(keras.Model):
+    """Base of the pixel inference models: backbone + head + (vocabulary) + training config.
+
+    Subclasses build their head, set `self.feature` ("grid" or "pooled"), and add their own
+    keys to `get_config`; every weight lives in the backbone and the head, both built when
+    constructed, so the model is built at once."""
+
+    vocabulary_key = None  # config key of the vocabulary's token list; None: no vocabulary
+
+    def __init__(self, backbone, vocabulary=None, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = deserialize(backbone)
+        self.vocabulary = None if vocabulary is None else (
+            vocabulary if isinstance(vocabulary, Vocabulary)
+            else Vocabulary.from_config({"tokens": list(vocabulary)},
+                                        source=f"{type(self).__name__} {self.vocabulary_key}"))
+        self.training_config = dict(training_config or {})
+        self.input_size = input_size_of(self.backbone)
+        self.built = True  # every weight lives in the backbone and the head, both built
+
+    def build(self, input_shape=None):
+        self.built = True  # every weight belongs to the backbone and the head, built already
+
+    @property
+    def grid_shape(self):
+        """(h, w) of the backbone's spatial grid: attention maps over regions reshape to it."""
+        return grid_shape_of(self.backbone)
+
+    @property
+    def vocabulary_tokens(self):
+        return list(self.vocabulary.tokens)
+
+    def features(self, pixels):
+        """pixels (B, H, W, 3) 0..255 -> grid regions (B, R, C) or the pooled vector (B, P)."""
+        out = self.backbone(pixels, training=False)
+        if self.feature == "grid":
+            grid = out["grid"]
+            return tf.reshape(grid, [tf.shape(grid)[0], -1, grid.shape[-1]])  # (B, R, C)
+        return out["pooled"]  # (B, P)
+
+    def load_pixels(self, image):
+        """A path, bytes, PIL image or array -> uint8 (H, W, 3) at the backbone's input size
+        (resized without crop; an array already of that size is only cast)."""
+        from captioner.features.images import load_image
+
+        h, w = self.input_size
+        if isinstance(image, np.ndarray) and image.shape == (h, w, 3):
+            return image.astype(np.uint8) if image.dtype != np.uint8 else image
+        return load_image(as_image_source(image), size=(h, w))
+
+    def get_config(self):
+        config = {**super().get_config(), "backbone": keras.saving.serialize_keras_object(self.backbone),
+                  "training_config": self.training_config}
+        if self.vocabulary_key is not None:
+            config[self.vocabulary_key] = self.vocabulary_tokens
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class CaptionSearch:
+    """For a `PixelModel` that generates captions: beam-search defaults saved in the config
+    (`beam_size`, `alpha` the length penalty, `max_length`) and the beams of a `generate`
+    output as text."""
+
+    def set_search_defaults(self, beam_size, alpha, max_length):
+        self.beam_size = int(beam_size)
+        self.alpha = float(alpha)
+        self.max_length = int(max_length)
+
+    def search_options(self, beam_size=None, alpha=None, max_length=None):
+        """(beam_size, alpha, max_length), the model's defaults where None."""
+        return (self.beam_size if beam_size is None else int(beam_size),
+                self.alpha if alpha is None else float(alpha),
+                self.max_length if max_length is None else int(max_length))
+
+    def search_config(self):
+        return {"beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length}
+
+    def beams(self, out, b):
+        """[(text, score, words)] of every beam of batch row `b`, best first."""
+        hyps = []
+        for k in range(out["tokens"].shape[1]):
+            words = self.vocabulary.decode(out["tokens"][b, k].tolist())
+            hyps.append((detokenize(words), float(out["scores"][b, k]), words))
+        return hyps
