@@ -38,7 +38,11 @@ def weighted_frame(frame, weight, peak):
 
 
 def describe_clip(model, lock, name, data, beam):
-    """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed."""
+    """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed.
+    Only a real video container (by its bytes, whatever its name) is written at all."""
+    from captioner.features.video import check_container
+
+    check_container(name, head=data[:4096])
     suffix = Path(name).suffix.lower()
     suffix = suffix if suffix.isascii() and suffix[1:].isalnum() and len(suffix) <= 6 else ".bin"
     with tempfile.TemporaryDirectory(prefix="captioner_app_") as tmp:
