@@ -118,7 +118,10 @@ def _load_keras_model(path: str, mtime_ns: int, size: int):
     """Load one .keras file; cached per (path, modification time, size) for the whole process."""
     import keras
 
+    from captioner.models.keras_archive import check_keras_archive
+
     try:
+        check_keras_archive(path)  # the zip's declared sizes, before Keras inflates anything
         register_model_classes()
         model = keras.models.load_model(path)  # safe_mode stays on
     except Exception as exc:  # noqa: BLE001 - any failure means this file cannot be used
