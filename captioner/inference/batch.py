@@ -156,8 +156,11 @@ def read_output(path, fmt):
     path = os.fspath(path)
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return []
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     cut = data.rfind(b"\n") + 1  # bytes [cut:] are an incomplete last line
     tail = data[cut:]
     question = "is this a captioner output file? It was left unchanged"
@@ -233,14 +236,22 @@ class _Sink:
         self.file = None
         self._header = fmt == "csv"  # for a stream: before the first row
         if self.output is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(self.output)), exist_ok=True)
+            if os.path.isdir(self.output):
+                raise InputError(f"{self.output}: is a directory; give a file name for --output")
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.output)), exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{self.output}: cannot create its folder ({exc.strerror or exc})") from None
             self.reopen()
 
     def reopen(self):
         """(Re)open the output for appending under an exclusive lock (after it was replaced)."""
         if self.file is not None:
             self.file.close()
-        self.file = open(self.output, "ab")
+        try:
+            self.file = open(self.output, "ab")
+        except OSError as exc:
+            raise InputError(f"{self.output}: cannot write ({exc.strerror or exc})") from None
         _lock(self.file, self.output)
 
     def write(self, rows):
