@@ -79,3 +79,12 @@ def test_batch_size_below_one_is_refused_and_the_output_kept(model_path, tmp_pat
     assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out), "--batch-size", size]) == 2
     assert "--batch-size must be >= 1" in capsys.readouterr().err
     assert out.read_text() == "earlier rows\n"
+
+
+def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
+    """Issue 23 item 10: an empty file gave one error line."""
+    src = tmp_path / "empty.tsv"
+    src.write_bytes(b"")
+    out = tmp_path / "out.jsonl"
+    assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    assert out.read_bytes() == b""
