@@ -159,3 +159,36 @@ def test_bad_utf8_non_text_question_and_a_new_output_folder(tmp_path, model_path
     assert "'question' must be text, got int 5" in rows[2]["error"]
     assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_sigkill_mid_run_loses_no_answer_and_leaves_no_half_line(tmp_path, model_path):
+    """A real kill: the rerun keeps every row the killed run finished and answers the rest once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    q = _questions(tmp_path, 400)
+    out = tmp_path / "a.jsonl"
+    partial = tmp_path / "a.jsonl.partial"
+    cmd = [sys.executable, "-m", "captioner", "ask", "--model", model_path, "--input", str(q), "--output", str(out),
+           "--batch-size", "1"]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if partial.exists() and partial.read_bytes().count(b"\n") >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+    written = partial.read_bytes()
+    finished = [json.loads(line) for line in written[: written.rfind(b"\n") + 1].splitlines()]
+    assert len(finished) >= 3
+    assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == list(range(400)) and rows[: len(finished)] == finished
