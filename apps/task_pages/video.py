@@ -67,7 +67,8 @@ samples = sorted(p for p in SAMPLES_DIR.glob("*") if p.suffix.lower() in VIDEO_E
 upload_col, sample_col = st.columns([3, 2])
 with upload_col:
     uploaded = st.file_uploader(f"Upload a clip (MP4, AVI, WebM or GIF; up to {common.MAX_UPLOAD_MB} MB)",
-                                type=VIDEO_TYPES, key="video_upload", max_upload_size=common.MAX_UPLOAD_MB)
+                                type=VIDEO_TYPES, key="video_upload",
+                                max_upload_size=common.UPLOAD_TRANSFER_MB)
     upload = common.read_upload(uploaded)
 with sample_col:
     sample_name = st.selectbox("... or pick a generated sample clip", [p.name for p in samples], key="video_sample",
