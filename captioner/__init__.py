@@ -10,7 +10,8 @@ works in a fresh process with safe mode on.
 `import captioner` itself stays light (the `captioner` command prints its help without loading
 TensorFlow): the classes are registered as soon as Keras is there. If Keras (or TensorFlow) is
 already imported they are registered now; otherwise the first import of either, by anyone,
-ends by registering them (an import hook, removed once it has fired). `captioner.layers`,
+ends by registering them (an import hook, removed once it has fired; when a captioner module
+is what imports Keras, at the end of that module's import). `captioner.layers`,
 `captioner.models` and the other subpackages are also imported on first attribute access.
 """
 
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 _TRIGGERS = ("keras", "tensorflow")
 _registered = False
+_pending = False  # Keras is imported, registration waits for the imports under way to end
 
 
 def register_keras_classes():
@@ -29,22 +31,30 @@ def register_keras_classes():
     global _registered
     if not _registered:
         _registered = True
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterImport)]
         importlib.import_module("captioner.layers")
         importlib.import_module("captioner.models")
 
 
-def _initializing(name):
-    module = sys.modules.get(name)
-    return module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False)
+def _watched(name):
+    return name in _TRIGGERS or name.startswith(__name__ + ".")
 
 
-def _register_when_ready(done):
-    """After trigger `done` ran its module code: register, unless the other trigger is still
-    halfway through its own import (each imports the other; the outer one's end fires again)."""
-    if _registered or any(_initializing(name) for name in _TRIGGERS if name != done):
-        return
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterImport)]
-    register_keras_classes()
+def _busy(done):
+    """Whether a watched module other than `done` is halfway through its import."""
+    return any(getattr(getattr(module, "__spec__", None), "_initializing", False)
+               for name, module in list(sys.modules.items()) if name != done and _watched(name))
+
+
+def _after_import(done):
+    """After module `done` ran its code: once Keras is there, register, as soon as no import of
+    Keras, TensorFlow (each imports the other) or a captioner module (which may itself be
+    what imported Keras) is halfway done."""
+    global _pending
+    if done in _TRIGGERS:
+        _pending = True
+    if _pending and not _registered and not _busy(done):
+        register_keras_classes()
 
 
 class _Loader(importlib.abc.Loader):
@@ -56,18 +66,18 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        _register_when_ready(module.__name__)
+        _after_import(module.__name__)
 
-    def __getattr__(self, name):  # get_resource_reader, is_package, ... of the real loader
+    def __getattr__(self, name):  # get_source, get_resource_reader, is_package, ... of the real loader
         return getattr(self.loader, name)
 
 
 class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps the loader of `keras` / `tensorflow` so that the end of
-    their import registers captioner's classes."""
+    """Finds nothing itself: wraps the loaders of keras, tensorflow and captioner's own modules
+    so that the end of their import can register captioner's classes (see `_after_import`)."""
 
     def find_spec(self, name, path=None, target=None):
-        if name not in _TRIGGERS or _registered:
+        if _registered or not _watched(name):
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -93,7 +103,7 @@ def __getattr__(name):
     return module
 
 
-if any(name in sys.modules and not _initializing(name) for name in _TRIGGERS):
+if any(name in sys.modules for name in _TRIGGERS):
     register_keras_classes()  # Keras is loaded already: no cost to register now
 else:
     sys.meta_path.insert(0, _RegisterAfterImport())
