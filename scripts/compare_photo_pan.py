@@ -104,6 +104,9 @@ def compare(args):
     captions = {"video": {}, "image": {}}
 
     # 1. video captioner on the clips
+    from captioner.models.keras_archive import check_keras_archive
+
+    check_keras_archive(args.video_model)  # the zip's declared sizes, before Keras inflates anything
     video = keras.models.load_model(args.video_model)
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, clips)), args.batch_size, "video captioner (clips)"):
@@ -120,6 +123,7 @@ def compare(args):
     del video
 
     # 2. image captioner on the source photos
+    check_keras_archive(args.image_model)
     image = keras.models.load_model(args.image_model)
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, photos)), args.batch_size, "image captioner (photos)"):

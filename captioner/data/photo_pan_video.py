@@ -160,13 +160,16 @@ def compare_with_image_captioner(image_model, sources_csv, images_dir, reference
     `references` {clip path: [captions]}, `clip_ids` {clip path: clip id}; `image_model` a
     path or a loaded `ImageCaptioner`. Returns {"scores": evaluate_captions dict, "photos": n,
     "captions": {clip id: caption}}."""
-    import keras
-
     import captioner.models.image_captioner  # noqa: F401  (registers the class)
     from captioner.errors import InputError
     from captioner.metrics import evaluate_captions
 
-    model = keras.models.load_model(image_model) if isinstance(image_model, (str, os.PathLike)) else image_model
+    if isinstance(image_model, (str, os.PathLike)):
+        from captioner.models.loading import load_model_file
+
+        model = load_model_file(image_model, captioner.models.image_captioner.ImageCaptioner, "an image captioner")
+    else:
+        model = image_model
     photo_of = read_sources(sources_csv)
     if images_dir is None:
         raise InputError("comparing with an image captioner needs the photos' folder (--compare-images-dir)")
