@@ -144,6 +144,15 @@ def _is_row_prefix(tail, fmt, first_line):
     return tail.startswith(start) or start.startswith(tail)
 
 
+def _complete_row(tail):
+    """The row dict if `tail` is a whole JSON row with an "image", else None."""
+    try:
+        row = json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("image"), str) else None
+
+
 def read_output(path, fmt):
     """Rows of an existing output file, as dicts; an incomplete last line (a kill mid-write)
     is then dropped.
@@ -193,6 +202,11 @@ def read_output(path, fmt):
                 raise InputError(f"{path}:{reader.line_num}: {len(record)} fields, expected {len(CSV_FIELDS)}; "
                                  f"{question}")
             rows.append({k: v for k, v in zip(CSV_FIELDS, record) if v != ""})
+    if tail and fmt == "jsonl" and _complete_row(tail) is not None:
+        rows.append(_complete_row(tail))  # a whole row that only lacks its newline: kept
+        with open(path, "ab") as f:
+            f.write(b"\n")
+        return rows
     if tail:
         if not _is_row_prefix(tail, fmt, first_line=not text):
             raise InputError(f"{path}:{text.count(chr(10)) + 1}: an unfinished line that is not the start of "

@@ -195,6 +195,16 @@ def test_a_file_that_is_not_captioner_output_is_never_touched(tiny_model, image_
     assert foreign.read_bytes() == content
 
 
+def test_a_whole_last_row_without_its_newline_is_kept(tiny_model, image_dir, tmp_path):
+    root, good, broken = image_dir
+    out = tmp_path / "c.jsonl"
+    out.write_text(json.dumps({"image": good[0], "caption": "kept", "score": -1.0}))
+    report = caption_images(good[:2], tiny_model, output=str(out), progress=False)
+    rows = _jsonl(str(out))
+    assert report.skipped == 1 and report.captioned == 1
+    assert rows[0] == {"image": good[0], "caption": "kept", "score": -1.0} and rows[1]["image"] == good[1]
+
+
 def test_half_a_first_line_or_header_is_resumed(tiny_model, image_dir, tmp_path):
     root, good, broken = image_dir
     out = tmp_path / "c.jsonl"
