@@ -34,6 +34,21 @@ def end_of_allocation(path):
     return struct.unpack_from("<Q", head, offset)[0], offset
 
 
+def _in_use(path):
+    """Whether another process holds HDF5's lock on `path` (HDF5 takes flock() locks)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    with open(path, "rb") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return False
+
+
 def damaged_by_a_kill(path):
     """Whether `path` is an HDF5 file whose superblock lost track of data written to it."""
     found = end_of_allocation(path)
@@ -55,6 +70,8 @@ class HDF5Store:
         if os.path.isdir(self.path):
             raise InputError(f"{self.path}: is a directory, not a {self.description}")
         if os.path.isfile(self.path) and damaged_by_a_kill(self.path):
+            if _in_use(self.path):  # a live writer's file is ahead of its superblock too: not damaged
+                raise InputError(self._in_use_message())
             if mode == "r":
                 raise InputError(
                     f"{self.path}: damaged by a run killed while it was being written; run the extraction "
@@ -65,12 +82,14 @@ class HDF5Store:
             self.file = h5py.File(self.path, mode)
         except OSError as exc:
             if "unable to lock file" in str(exc) or "errno = 11" in str(exc):
-                raise InputError(
-                    f"{self.path}: another process has this {self.description} open for writing; wait for it "
-                    "to finish (the file is in use: do not delete or move it)") from None
+                raise InputError(self._in_use_message()) from None
             raise InputError(
                 f"{self.path}: cannot open {self.description} ({exc}); if it is damaged, move it away "
                 f"(e.g. `mv {self.path} {self.path}.damaged`) and run the extraction again") from None
+
+    def _in_use_message(self):
+        return (f"{self.path}: another process has this {self.description} open for writing; wait for it to "
+                "finish (the file is in use: do not delete or move it)")
 
     def _repair(self):
         """Replace the store by a fresh copy of its consistent part; keep the damaged file."""

@@ -77,3 +77,23 @@ def test_a_store_another_process_writes_is_not_to_be_deleted(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_store_a_live_process_is_writing_is_never_repaired(tmp_path):
+    """A writer's file runs ahead of its superblock too: that is not damage, and copying or
+    replacing the file under it would be."""
+    path = _store(tmp_path / "f.h5")
+    _kill_during_flush(path, 4096)
+    before = open(path, "rb").read()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'rb'); "
+                               "fcntl.flock(f.fileno(), fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)",
+                               path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for mode in ("a", "r"):
+            with pytest.raises(InputError, match="another process has this feature store open for writing"):
+                FeatureStore(path, mode)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert open(path, "rb").read() == before and sorted(os.listdir(tmp_path)) == ["f.h5"]
