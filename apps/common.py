@@ -31,8 +31,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 ASSETS = REPO_ROOT / "assets"
 SAMPLES_DIR = ASSETS / "samples"
 
-MAX_UPLOAD_MB = 20  # also server.maxUploadSize in .streamlit/config.toml
+MAX_UPLOAD_MB = 20  # what the pages accept, checked by read_upload
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024  # Streamlit counts an upload MB as 2**20 bytes
+# What the browser may send (also server.maxUploadSize in .streamlit/config.toml). Larger than
+# MAX_UPLOAD_MB on purpose: a file the browser itself refuses never reaches the page, which then
+# goes on showing the previous result (issue 23); one that arrives is refused by read_upload,
+# with the page's own message and nothing else on it.
+UPLOAD_TRANSFER_MB = 200
 MAX_IMAGE_PIXELS = 50_000_000  # a 20 MB PNG can hold a far larger image than anyone photographs
 # MIME types, not extensions: the browser filters the file dialog by them, and Streamlit then
 # leaves the content check to `decode_image` (an extension list makes Streamlit raise on a
@@ -182,7 +187,10 @@ def _load_keras_model(path: str, mtime_ns: int, size: int):
     """Load one .keras file; cached per (path, modification time, size) for the whole process."""
     import keras
 
+    from captioner.models.keras_archive import check_keras_archive
+
     try:
+        check_keras_archive(path)  # the zip's declared sizes, before Keras inflates anything
         register_model_classes()
         model = keras.models.load_model(path)  # safe_mode stays on
     except Exception as exc:  # noqa: BLE001 - any failure means this file cannot be used
@@ -278,7 +286,7 @@ def image_uploader(label, key, help=None, types=IMAGE_TYPES):
     Returns None when no file is given, `REFUSED` when the file cannot be used (the reason is
     already shown with `st.error`), else (file name, bytes).
     """
-    uploaded = st.file_uploader(label, type=types, key=key, help=help, max_upload_size=MAX_UPLOAD_MB)
+    uploaded = st.file_uploader(label, type=types, key=key, help=help, max_upload_size=UPLOAD_TRANSFER_MB)
     return read_upload(uploaded)
 
 

@@ -20,7 +20,8 @@ def build_parser():
         prog="captioner",
         description="Attention encoder-decoder models: captions, translation, VQA, video.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="debug logging, and TensorFlow's start-up messages (hidden by default)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(captioner.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"captioner.commands.{info.name}")
@@ -30,6 +31,13 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run the command line `argv` (default: this process's own, whose stderr then loses
+    TensorFlow's start-up chatter unless -v/--verbose is given)."""
+    if argv is None and not {"-v", "--verbose"} & set(sys.argv[1:]):
+        from captioner.quiet import filter_stderr, quiet_environment
+
+        quiet_environment()  # before anything imports TensorFlow
+        filter_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

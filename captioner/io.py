@@ -9,14 +9,20 @@ import tempfile
 
 @contextlib.contextmanager
 def atomic_path(path, suffix=None):
-    """Yield a temporary path beside `path`; on success it replaces `path` in one rename."""
+    """Yield a temporary path beside `path`; on success it replaces `path` in one rename.
+
+    The temporary file is named `.tmp-<name>.<pid>-<random><suffix>`: a process killed before
+    the rename leaves it behind, and the next write of the same `path` removes the ones whose
+    process is gone (never one a live process may still be writing)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     if suffix is None:  # keep the extension: some writers (Keras) insist on it
         suffix = next((s for s in (".weights.h5", ".keras", ".h5", ".json", ".jsonl", ".png", ".csv")
                        if path.endswith(s)), "")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix or ".tmp", dir=directory)
+    stem = f".tmp-{os.path.basename(path)[:100]}."
+    remove_stale_temporaries(directory, stem)
+    fd, tmp = tempfile.mkstemp(prefix=f"{stem}{os.getpid()}-", suffix=suffix or ".tmp", dir=directory)
     os.close(fd)
     os.unlink(tmp)  # writers that refuse to overwrite get a fresh name
     try:
@@ -25,6 +31,32 @@ def atomic_path(path, suffix=None):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def remove_stale_temporaries(directory, stem):
+    """Remove files `<stem><pid>-*` in `directory` whose process no longer runs."""
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(stem)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(stem):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:  # gone already, or a folder: left alone
+            pass
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def write_json(path, data):

@@ -67,6 +67,9 @@ def main(argv=None):
 
     import captioner  # noqa: F401
 
+    from captioner.models.keras_archive import check_keras_archive
+
+    check_keras_archive(args.model)  # the zip's declared sizes, before Keras inflates anything
     model = keras.models.load_model(args.model)
     decoder_model = model.decoder
     rng = np.random.default_rng(0)

@@ -76,7 +76,13 @@ def compare_with_image_captioner(image_model, sources_csv, images_dir, reference
     from captioner.data.photo_pan_video import source_photos
     from captioner.metrics import evaluate_captions
 
-    model = keras.models.load_model(image_model) if isinstance(image_model, (str, os.PathLike)) else image_model
+    if isinstance(image_model, (str, os.PathLike)):
+        from captioner.models.keras_archive import check_keras_archive
+
+        check_keras_archive(image_model)  # the zip's declared sizes, before Keras inflates anything
+        model = keras.models.load_model(image_model)
+    else:
+        model = image_model
     paths = list(references)
     photos = source_photos(sources_csv, images_dir, [clip_ids[p] for p in paths])
     results = model.caption(photos, beam_size=beam_size, batch_size=batch_size)
@@ -129,6 +135,9 @@ def compare(args):
     captions = {"video": {}, "image": {}}
 
     # 1. video captioner on the clips
+    from captioner.models.keras_archive import check_keras_archive
+
+    check_keras_archive(args.video_model)  # the zip's declared sizes, before Keras inflates anything
     video = keras.models.load_model(args.video_model)
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, clips)), args.batch_size, "video captioner (clips)"):
@@ -145,6 +154,7 @@ def compare(args):
     del video
 
     # 2. image captioner on the source photos
+    check_keras_archive(args.image_model)
     image = keras.models.load_model(args.image_model)
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, photos)), args.batch_size, "image captioner (photos)"):

@@ -38,7 +38,11 @@ def weighted_frame(frame, weight, peak):
 
 
 def describe_clip(model, lock, name, data, beam):
-    """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed."""
+    """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed.
+    Only a real video container (by its bytes, whatever its name) is written at all."""
+    from captioner.features.video import check_container
+
+    check_container(name, head=data[:4096])
     suffix = Path(name).suffix.lower()
     suffix = suffix if suffix.isascii() and suffix[1:].isalnum() and len(suffix) <= 6 else ".bin"
     with tempfile.TemporaryDirectory(prefix="captioner_app_") as tmp:
@@ -63,7 +67,8 @@ samples = sorted(p for p in SAMPLES_DIR.glob("*") if p.suffix.lower() in VIDEO_E
 upload_col, sample_col = st.columns([3, 2])
 with upload_col:
     uploaded = st.file_uploader(f"Upload a clip (MP4, AVI, WebM or GIF; up to {common.MAX_UPLOAD_MB} MB)",
-                                type=VIDEO_TYPES, key="video_upload", max_upload_size=common.MAX_UPLOAD_MB)
+                                type=VIDEO_TYPES, key="video_upload",
+                                max_upload_size=common.UPLOAD_TRANSFER_MB)
     upload = common.read_upload(uploaded)
 with sample_col:
     sample_name = st.selectbox("... or pick a generated sample clip", [p.name for p in samples], key="video_sample",

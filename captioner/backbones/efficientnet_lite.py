@@ -51,7 +51,10 @@ def default_weights_path(variant):
 
 def _block_specs(state):
     """Per-block (expand, kernel, stride, in, out) derived from the weight shapes."""
-    n_blocks = 1 + max(int(k.split(".")[1]) for k in state if k.startswith("_blocks."))
+    numbers = [k.split(".")[1] for k in state if k.startswith("_blocks.")]
+    if not numbers or not all(n.isdigit() for n in numbers):
+        raise WeightsError("not an EfficientNet-Lite state dict (no _blocks.N.* weights)")
+    n_blocks = 1 + max(int(n) for n in numbers)
     specs, stage, prev_out = [], -1, None
     for i in range(n_blocks):
         p = f"_blocks.{i}."
@@ -102,7 +105,7 @@ def build_efficientnet_lite(variant="efficientnet_lite0", weights="imagenet", in
     else:
         path = default_weights_path(variant) if weights == "imagenet" else weights
         state = load_torch_state_dict(path)
-        specs = _block_specs(state)
+        specs = _checked(path, _block_specs, state)
 
     pixels = keras.Input((size, size, 3), name="pixels")
     x = keras.layers.Rescaling(1.0 / 128.0, offset=-127.0 / 128.0, name="lite_preprocess")(pixels)
@@ -125,8 +128,21 @@ def build_efficientnet_lite(variant="efficientnet_lite0", weights="imagenet", in
         outputs["logits"] = keras.layers.Dense(1000, name="predictions")(pooled)
     model = keras.Model(pixels, outputs, name=variant)
     if state is not None:
-        _assign_weights(model, state, specs, include_top)
+        _checked(path, _assign_weights, model, state, specs, include_top)
     return model
+
+
+def _checked(path, function, *args):
+    """`function(*args)`, with a state dict that is not EfficientNet-Lite's (a missing key, a
+    wrong shape) reported as a WeightsError naming `path` instead of a traceback."""
+    try:
+        return function(*args)
+    except WeightsError as exc:
+        raise WeightsError(f"{path}: {exc}") from None
+    except KeyError as exc:
+        raise WeightsError(f"{path}: not an EfficientNet-Lite state dict (no {exc.args[0]!r})") from None
+    except (ValueError, IndexError, TypeError, AttributeError) as exc:
+        raise WeightsError(f"{path}: the weights do not fit EfficientNet-Lite ({type(exc).__name__}: {exc})") from None
 
 
 def _lite0_specs():

@@ -9,10 +9,18 @@ OrderedDict; any other global (``os.system``, ``builtins.eval``, ...) raises
   pickle, a list of storage keys, then each storage as int64 element count + raw bytes;
 * the zip archive (torch >= 1.6): ``<root>/data.pkl`` plus one ``<root>/data/<key>`` file
   per storage.
+
+Nothing in the file is trusted to be consistent (issue 23): every storage's bytes must be
+exactly its declared element count, every tensor view (offset, sizes, strides) must lie inside
+its storage and hold no more elements than it, a zip member's declared size is checked (and
+its compression ratio bounded) before it is inflated, and the legacy stream's sizes are checked
+against the bytes left in the file before anything is allocated. Any failure is a WeightsError.
 """
 
 import collections
 import io
+import operator
+import os
 import pickle
 import struct
 import zipfile
@@ -22,6 +30,12 @@ import numpy as np
 from captioner.errors import WeightsError
 
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+# Largest total of tensor bytes and of the pickle read from one file, and the largest
+# compression ratio of a zip member: PyTorch stores its members uncompressed, so a member that
+# inflates 100-fold is a bomb, not weights.
+MAX_WEIGHTS_BYTES = 4 * 2**30
+MAX_PICKLE_BYTES = 256 * 2**20
+MAX_COMPRESSION_RATIO = 100
 
 # torch storage class name -> numpy dtype
 _STORAGE_DTYPES = {
@@ -42,27 +56,73 @@ class _StorageType:
         self.dtype = np.dtype(_STORAGE_DTYPES[name])
 
 
+def _count(value, what):
+    """`value` as a Python int >= 0, else WeightsError."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise WeightsError(f"{what} is {type(value).__name__}, not an integer") from None
+    if n < 0:
+        raise WeightsError(f"{what} is negative ({n})")
+    return n
+
+
 class _Storage:
     """A lazily filled flat array; tensors are views rebuilt once data is read."""
 
     def __init__(self, dtype, numel):
         self.dtype = dtype
-        self.numel = numel
+        self.numel = _count(numel, "a storage's element count")
+        if self.numel * np.dtype(dtype).itemsize > MAX_WEIGHTS_BYTES:
+            raise WeightsError(f"a storage declares {self.numel:,} elements, over the "
+                               f"{MAX_WEIGHTS_BYTES // 2**30} GiB this reader accepts")
         self.data = None
+
+    @property
+    def nbytes(self):
+        return self.numel * np.dtype(self.dtype).itemsize
+
+    def fill(self, raw, key):
+        """Set the data from `raw` bytes, which must be exactly the declared element count."""
+        if len(raw) != self.nbytes:
+            raise WeightsError(f"storage {key}: {len(raw)} bytes, but it declares {self.numel:,} elements "
+                               f"of {np.dtype(self.dtype).itemsize} bytes (truncated or crafted file)")
+        self.data = np.frombuffer(raw, dtype=self.dtype)
 
 
 class _LazyTensor:
     def __init__(self, storage, offset, size, stride):
-        self.storage, self.offset, self.size, self.stride = storage, offset, tuple(size), tuple(stride)
+        if not isinstance(storage, _Storage):
+            raise WeightsError(f"a tensor's storage is a {type(storage).__name__}, not a storage")
+        if not isinstance(size, (tuple, list)) or not isinstance(stride, (tuple, list)) or len(size) != len(stride):
+            raise WeightsError("a tensor's sizes and strides are not two tuples of the same length")
+        self.storage = storage
+        self.offset = _count(offset, "a tensor's storage offset")
+        self.size = tuple(_count(n, "a tensor size") for n in size)
+        self.stride = tuple(_count(n, "a tensor stride") for n in stride)
+        numel = int(np.prod(self.size, dtype=object)) if self.size else 1
+        if numel and numel > storage.numel:  # a view never holds more elements than its storage
+            raise WeightsError(f"a tensor of shape {self.size} ({numel:,} elements) views a storage of "
+                               f"{storage.numel:,} elements")
+        # The last element the view reaches must lie inside the storage.
+        last = self.offset + sum((n - 1) * st for n, st in zip(self.size, self.stride)) if numel else 0
+        if numel and last >= storage.numel:
+            raise WeightsError(f"a tensor view (offset {self.offset}, shape {self.size}, stride {self.stride}) "
+                               f"runs past its storage of {storage.numel:,} elements")
+        self.numel = numel
 
     def materialize(self):
         flat = self.storage.data
         if flat is None:
             raise WeightsError("tensor storage was never read (truncated file?)")
-        itemsize = flat.dtype.itemsize
+        if len(flat) != self.storage.numel:  # pragma: no cover - fill() guarantees it
+            raise WeightsError("tensor storage does not hold its declared element count")
+        if not self.numel:
+            return np.zeros(self.size, dtype=flat.dtype)
         if not self.size:
             return np.array(flat[self.offset])
-        view = np.lib.stride_tricks.as_strided(
+        itemsize = flat.dtype.itemsize
+        view = np.lib.stride_tricks.as_strided(  # in bounds: checked in __init__
             flat[self.offset:],
             shape=self.size,
             strides=[s * itemsize for s in self.stride],
@@ -117,20 +177,21 @@ class _SimpleUnpickler(pickle.Unpickler):
 
 
 def _legacy_storage(data, storages):
+    if len(data) < 4 or not isinstance(data[0], _StorageType) or not isinstance(data[1], str):
+        raise WeightsError(f"malformed storage reference in weights file: {data!r:.80}")
     storage_type, key, _location, numel = data[:4]
     if key not in storages:
         storages[key] = _Storage(storage_type.dtype, numel)
+    elif storages[key].dtype != storage_type.dtype or storages[key].numel != numel:
+        raise WeightsError(f"storage {key} is declared twice with different types or sizes")
     return storages[key]
 
 
-def _zip_storage(data, storages):
-    storage_type, key, _location, numel = data[:4]
-    if key not in storages:
-        storages[key] = _Storage(storage_type.dtype, numel)
-    return storages[key]
+_zip_storage = _legacy_storage
 
 
 def _read_legacy(f, path):
+    size = os.fstat(f.fileno()).st_size
     if _SimpleUnpickler(f).load() != _LEGACY_MAGIC:
         raise WeightsError(f"{path}: not a PyTorch weights file (bad magic number)")
     _SimpleUnpickler(f).load()  # protocol version
@@ -138,15 +199,41 @@ def _read_legacy(f, path):
     storages = {}
     result = _RestrictedUnpickler(f, storages, _legacy_storage).load()
     keys = _SimpleUnpickler(f).load()
+    if not isinstance(keys, list) or set(keys) != set(storages) or len(keys) != len(storages):
+        raise WeightsError(f"{path}: the storage list does not match the storages the tensors use")
     for key in keys:
-        (numel,) = struct.unpack("<q", f.read(8))
-        storage = storages[key]
-        nbytes = numel * storage.dtype.itemsize
-        raw = f.read(nbytes)
-        if len(raw) != nbytes:
+        header = f.read(8)
+        if len(header) != 8:
             raise WeightsError(f"{path}: truncated storage {key}")
-        storage.data = np.frombuffer(raw, dtype=storage.dtype)
+        (numel,) = struct.unpack("<q", header)
+        storage = storages[key]
+        if numel != storage.numel:
+            raise WeightsError(f"{path}: storage {key} holds {numel:,} elements but its tensors declare "
+                               f"{storage.numel:,}")
+        if storage.nbytes > size - f.tell():  # before anything that size is allocated
+            raise WeightsError(f"{path}: truncated storage {key} ({storage.nbytes:,} bytes declared, "
+                               f"{max(size - f.tell(), 0):,} left in the file)")
+        storage.fill(f.read(storage.nbytes), key)
     return result
+
+
+def _read_member(archive, path, name, limit):
+    """The bytes of zip member `name`, refused before inflating when its declared size is over
+    `limit` or its compression ratio is a bomb's; never more than the declared size is read."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise WeightsError(f"{path}: the zip has no member {name}") from None
+    if info.file_size > limit:
+        raise WeightsError(f"{path}: member {name} declares {info.file_size:,} bytes, over the {limit:,} expected")
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1024):
+        raise WeightsError(f"{path}: member {name} inflates {info.compress_size:,} bytes to {info.file_size:,} "
+                           f"(a zip bomb, not weights)")
+    with archive.open(info) as f:
+        raw = f.read(info.file_size + 1)
+    if len(raw) != info.file_size:
+        raise WeightsError(f"{path}: member {name} is not the size its header declares")
+    return raw
 
 
 def _read_zip(path):
@@ -157,11 +244,14 @@ def _read_zip(path):
             raise WeightsError(f"{path}: zip file has no data.pkl (not a PyTorch checkpoint)")
         root = pkl[0][: -len("data.pkl")]
         storages = {}
-        with archive.open(pkl[0]) as f:
-            result = _RestrictedUnpickler(io.BytesIO(f.read()), storages, _zip_storage).load()
+        raw = _read_member(archive, path, pkl[0], MAX_PICKLE_BYTES)
+        result = _RestrictedUnpickler(io.BytesIO(raw), storages, _zip_storage).load()
+        total = sum(s.nbytes for s in storages.values())
+        if total > MAX_WEIGHTS_BYTES:
+            raise WeightsError(f"{path}: the tensors declare {total:,} bytes, over the "
+                               f"{MAX_WEIGHTS_BYTES // 2**30} GiB this reader accepts")
         for key, storage in storages.items():
-            raw = archive.read(f"{root}data/{key}")
-            storage.data = np.frombuffer(raw, dtype=storage.dtype)
+            storage.fill(_read_member(archive, path, f"{root}data/{key}", storage.nbytes), key)
     return result
 
 
@@ -183,10 +273,19 @@ def load_torch_state_dict(path):
         raise WeightsError(f"{path}: {exc}") from None
     except FileNotFoundError:
         raise WeightsError(f"{path}: weights file not found") from None
-    except (pickle.UnpicklingError, EOFError, struct.error, KeyError, ValueError, TypeError) as exc:
-        raise WeightsError(f"{path}: cannot read PyTorch weights: {exc}") from None
+    except IsADirectoryError:
+        raise WeightsError(f"{path}: is a directory, not a weights file") from None
+    except OSError as exc:
+        raise WeightsError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except MemoryError:
+        raise WeightsError(f"{path}: too large to read into memory") from None
+    except Exception as exc:  # noqa: BLE001 - any other failure of a crafted pickle or zip is a bad file
+        raise WeightsError(f"{path}: cannot read PyTorch weights ({type(exc).__name__}: {exc})") from None
     if isinstance(result, dict) and "state_dict" in result and isinstance(result["state_dict"], dict):
         result = result["state_dict"]
     if not isinstance(result, dict):
         raise WeightsError(f"{path}: expected a state dict, found {type(result).__name__}")
-    return {k: v.materialize() for k, v in result.items() if isinstance(v, _LazyTensor)}
+    try:
+        return {k: v.materialize() for k, v in result.items() if isinstance(v, _LazyTensor)}
+    except WeightsError as exc:
+        raise WeightsError(f"{path}: {exc}") from None

@@ -8,7 +8,8 @@ to the answer row). Answer rows: `{"image", "question", "answer", "probability",
 [{"answer", "probability"}, ...], "unknown_words"}`, or `{"image", "question", "error"}` for a
 row whose image cannot be read or whose question is empty; the other rows go on and the exit
 status is 1. Rows are written as they are answered to OUTPUT.partial, renamed to OUTPUT at
-the end, so a killed run keeps what it did.
+the end: a rerun after a kill keeps the rows already answered and goes on from there, and a
+second run on the same OUTPUT is refused while the first is writing.
 """
 
 import argparse
@@ -71,6 +72,9 @@ def save_attention(directory, name, pixels, result):
 def run(args):
     from captioner.errors import InputError
 
+    for name in ("batch_size", "top_k"):
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.input:
         if args.image or args.question:
             raise InputError("give either --image and --question, or --input, not both")
@@ -99,11 +103,16 @@ def _read_rows(path):
     from captioner.errors import InputError
 
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, "rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     with f:
-        for line_no, line in enumerate(f, start=1):
+        for line_no, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError:
+                yield line_no, None, f"{path}:{line_no}: not UTF-8 text"
+                continue
             if not line.strip():
                 continue
             try:
@@ -127,72 +136,99 @@ def _resolve(image, base):
 
 
 def run_batch(args):
-    from tqdm.auto import tqdm
-
-    from captioner.errors import CaptionerError
-
     model = load_model(args.model)
     base = os.path.dirname(os.path.abspath(args.input))
     rows = list(_read_rows(args.input))
     out_path = args.output
-    partial = out_path + ".partial" if out_path else None
-    out = open(partial, "w", encoding="utf-8") if partial else sys.stdout
-    failed = 0
-    try:
-        bar = tqdm(total=len(rows), unit="q", desc="ask", disable=not out_path, dynamic_ncols=True)
-        for start in range(0, len(rows), args.batch_size):
-            chunk = rows[start:start + args.batch_size]
-            answers = [None] * len(chunk)  # answer row or error row per input row
-            good, pixels, index, encoded, cache = [], [], [], [], {}
-            for k, (line_no, row, error) in enumerate(chunk):
-                if error:
-                    answers[k] = {"line": line_no, "error": error}
-                    continue
-                keep = {key: v for key, v in row.items() if key not in ("answer", "probability", "top_k")}
-                try:
-                    question = row["question"]
-                    if not isinstance(question, str) or not question.strip():
-                        raise CaptionerError(f"line {line_no}: empty question")
-                    enc = model.encode_question(question)
-                    image = _resolve(row["image"], base)
-                    if not isinstance(image, str):
-                        raise CaptionerError(f"line {line_no}: 'image' must be a path, got {image!r}")
-                    if image not in cache:
-                        cache[image] = len(pixels)
-                        pixels.append(model.load_pixels(image))
-                except CaptionerError as exc:
-                    answers[k] = {**keep, "error": str(exc)}
-                    continue
-                good.append((k, keep, enc))
-                index.append(cache[image])
-                encoded.append(enc)
-            if good:
-                import numpy as np
+    if not out_path:
+        def write(answers):
+            sys.stdout.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answers))
+            sys.stdout.flush()
 
-                width = max(len(e[0]) for e in encoded)
-                ids = np.zeros((len(encoded), width), np.int32)  # (B, T), 0 = <pad>
-                for j, e in enumerate(encoded):
-                    ids[j, : len(e[0])] = e[0]
-                pred = model.predict_ids(np.stack(pixels), ids, np.array(index))
-                for j, (k, keep, enc) in enumerate(good):
-                    result = model.make_answer(keep["question"], enc, pred["probabilities"][j],
-                                               pred["attention"][j], top_k=args.top_k)
-                    row = {**keep, **result.to_json()}
-                    if args.attention_dir and result.attention is not None:
-                        name = f"{start + k:05d}_{_slug(result.question)}"
-                        row["attention_png"] = save_attention(args.attention_dir, name, pixels[index[j]], result)
-                    answers[k] = row
-            for row in answers:
-                failed += "error" in row
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            out.flush()
-            bar.update(len(chunk))
-        bar.close()
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    if out_path:
-        os.replace(partial, out_path)
-        print(f"answered {len(rows) - failed} of {len(rows)} questions -> {out_path}"
-              + (f"; {failed} failed (rows with 'error')" if failed else ""), file=sys.stderr)
+        return 1 if _answer_rows(model, rows, base, args, write, start=0) else 0
+    from captioner.resumable import ResumableJsonl
+
+    with ResumableJsonl(out_path) as out:
+        done = out.rows
+        if len(done) > len(rows):
+            raise out.mismatch(len(rows), f"{args.input} (it has {len(rows)} rows)")
+        for k, (row, (line_no, source, _)) in enumerate(zip(done, rows)):
+            same = (row.get("line") == line_no if source is None else
+                    row.get("image") == source.get("image") and row.get("question") == source.get("question"))
+            if not same:
+                raise out.mismatch(k, f"{args.input} line {line_no}")
+        if done:
+            print(f"{out.partial}: resuming after {len(done)} answered rows", file=sys.stderr)
+        failed = sum("error" in r for r in done)
+        failed += _answer_rows(model, rows, base, args, out.write, start=len(done), progress=True)
+        out.finish()
+    print(f"answered {len(rows) - failed} of {len(rows)} questions -> {out_path}"
+          + (f"; {failed} failed (rows with 'error')" if failed else ""), file=sys.stderr)
     return 1 if failed else 0
+
+
+def _question_error(question, line_no):
+    """Why `question` cannot be asked, or None."""
+    if not isinstance(question, str):
+        return f"line {line_no}: 'question' must be text, got {type(question).__name__} {question!r:.40}"
+    if not question.strip():
+        return f"line {line_no}: empty question"
+    return None
+
+
+def _answer_rows(model, rows, base, args, write, start, progress=False):
+    """Answer rows[start:] batch by batch, calling `write([answer row, ...])` after each
+    batch; returns how many of them failed."""
+    import numpy as np
+    from tqdm.auto import tqdm
+
+    from captioner.errors import CaptionerError
+
+    failed = 0
+    bar = tqdm(total=len(rows), initial=start, unit="q", desc="ask", disable=not progress, dynamic_ncols=True)
+    for first in range(start, len(rows), args.batch_size):
+        chunk = rows[first:first + args.batch_size]
+        answers = [None] * len(chunk)  # answer row or error row per input row
+        good, pixels, index, encoded, cache = [], [], [], [], {}
+        for k, (line_no, row, error) in enumerate(chunk):
+            if error:
+                answers[k] = {"line": line_no, "error": error}
+                continue
+            keep = {key: v for key, v in row.items() if key not in ("answer", "probability", "top_k")}
+            try:
+                question = row["question"]
+                problem = _question_error(question, line_no)
+                if problem:
+                    raise CaptionerError(problem)
+                enc = model.encode_question(question)
+                image = _resolve(row["image"], base)
+                if not isinstance(image, str):
+                    raise CaptionerError(f"line {line_no}: 'image' must be a path, got {image!r}")
+                if image not in cache:
+                    cache[image] = len(pixels)
+                    pixels.append(model.load_pixels(image))
+            except CaptionerError as exc:
+                answers[k] = {**keep, "error": str(exc)}
+                continue
+            good.append((k, keep, enc))
+            index.append(cache[image])
+            encoded.append(enc)
+        if good:
+            width = max(len(e[0]) for e in encoded)
+            ids = np.zeros((len(encoded), width), np.int32)  # (B, T), 0 = <pad>
+            for j, e in enumerate(encoded):
+                ids[j, : len(e[0])] = e[0]
+            pred = model.predict_ids(np.stack(pixels), ids, np.array(index))
+            for j, (k, keep, enc) in enumerate(good):
+                result = model.make_answer(keep["question"], enc, pred["probabilities"][j],
+                                           pred["attention"][j], top_k=args.top_k)
+                row = {**keep, **result.to_json()}
+                if args.attention_dir and result.attention is not None:
+                    name = f"{first + k:05d}_{_slug(result.question)}"
+                    row["attention_png"] = save_attention(args.attention_dir, name, pixels[index[j]], result)
+                answers[k] = row
+        failed += sum("error" in row for row in answers)
+        write(answers)
+        bar.update(len(chunk))
+    bar.close()
+    return failed

@@ -61,8 +61,11 @@ def run(args):
     from tqdm import tqdm
 
     from captioner.commands.translate import output_stream, read_lines
+    from captioner.errors import InputError
     from captioner.models.entailment import load_entailment
 
+    if args.batch_size < 1:  # before anything is read or written
+        raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     model = load_entailment(args.model)
     rows = parse_pairs(read_lines(args))
     if args.attention_dir:

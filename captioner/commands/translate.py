@@ -53,6 +53,8 @@ def read_lines(args):
         raw = sys.stdin.buffer.read()
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    if not raw:
+        return []  # an empty file has no lines (not one empty line)
     out = []
     for i, line in enumerate(raw.split(b"\n"), start=1):
         if line.endswith(b"\r"):
@@ -139,9 +141,10 @@ def translate_lines(model, lines, args, write):
 def run(args):
     from captioner.models.seq2seq import load_translator
 
+    from captioner.errors import InputError, check_non_negative
+
     if args.batch_size < 1:
-        raise SystemExit("--batch-size must be >= 1")
-    from captioner.errors import check_non_negative
+        raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
 
     check_non_negative("--coverage-penalty", args.coverage_penalty)  # before anything is read or written
     model = load_translator(args.model)

@@ -1,7 +1,5 @@
 """`captioner video PATHS... --model M --output OUT.jsonl`: caption or label video clips."""
 
-import json
-import os
 import sys
 
 
@@ -27,27 +25,41 @@ def register(subparsers):
 def run(args):
     from tqdm.auto import tqdm
 
-    from captioner.errors import ImageError
+    from captioner.errors import ImageError, InputError
     from captioner.features.video import list_videos
     from captioner.models.video_captioner import VideoCaptioner
     from captioner.models.loading import load_video_model
-    from captioner.io import atomic_path
+    from captioner.resumable import ResumableJsonl
 
+    for name in ("batch_size", "top", "beam_size", "max_length"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     paths = list_videos(args.paths)
     if not paths:
         print(f"captioner video: no videos found in {' '.join(args.paths)}", file=sys.stderr)
         return 2
     model = load_video_model(args.model)
     is_captioner = isinstance(model, VideoCaptioner)
-    failed = 0
-    partial = args.output + ".partial"  # lines so far survive a crash; renamed when complete
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    bar = tqdm(total=len(paths), unit="clip", desc="video", disable=args.no_progress, dynamic_ncols=True)
-    with open(partial, "w", encoding="utf-8") as out:
-        for start in range(0, len(paths), args.batch_size):
+    # Rows go to OUTPUT.partial as each batch ends (locked; a rerun after a kill goes on after
+    # the rows it finds there) and it becomes OUTPUT when every clip is done.
+    with ResumableJsonl(args.output) as out:
+        done = out.rows
+        if len(done) > len(paths):
+            raise out.mismatch(len(paths), f"these {len(paths)} clips")
+        for k, row in enumerate(done):
+            if row.get("source") != paths[k]:
+                raise out.mismatch(k, paths[k])
+        if done:
+            print(f"{out.partial}: resuming after {len(done)} clips", file=sys.stderr)
+        failed = sum("error" in row for row in done)
+        bar = tqdm(total=len(paths), initial=len(done), unit="clip", desc="video", disable=args.no_progress,
+                   dynamic_ncols=True)
+        for start in range(len(done), len(paths), args.batch_size):
+            batch = paths[start:start + args.batch_size]
             rows = {}
             clips = []
-            for path in paths[start:start + args.batch_size]:
+            for path in batch:
                 try:
                     clips.append(model.prepare(path))
                 except ImageError as exc:
@@ -60,18 +72,15 @@ def run(args):
                 else:
                     results = model.classify(clips, batch_size=args.batch_size)
                     rows.update({r.source: r.to_json(top=args.top) for r in results})
-            for path in paths[start:start + args.batch_size]:
-                row = rows[path]
-                if "error" in row:
+            for path in batch:
+                if "error" in rows[path]:
                     failed += 1
-                    print(f"  failed: {row['error']}", file=sys.stderr)
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            out.flush()
-            bar.update(len(paths[start:start + args.batch_size]))
+                    print(f"  failed: {rows[path]['error']}", file=sys.stderr)
+            out.write([rows[path] for path in batch])
+            bar.update(len(batch))
             bar.set_postfix(failed=failed)
-    bar.close()
-    with atomic_path(args.output, ".jsonl") as tmp:
-        os.replace(partial, tmp)
+        bar.close()
+        out.finish()
     print(f"{len(paths) - failed} of {len(paths)} clips {'captioned' if is_captioner else 'labelled'}, "
           f"{failed} failed -> {args.output}")
     return 1 if failed else 0

@@ -19,6 +19,10 @@ from captioner.features.paths import list_files
 MAX_PIXELS = 200_000_000
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
+# The formats users mean by "images" (decided by the bytes, whatever the name); Pillow knows
+# some 40 more (EPS, PSD, ICNS, FITS, ...), whose decoders are no business of a caption job.
+# (JPEG covers MPO, the JPEG variant many phone cameras write.)
+IMAGE_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")
 
 
 def _to_rgb(image):
@@ -58,7 +62,7 @@ def open_image(source, name=None):
             saved_limit = Image.MAX_IMAGE_PIXELS
             Image.MAX_IMAGE_PIXELS = MAX_PIXELS
             try:
-                with Image.open(source) as image:
+                with Image.open(source, formats=IMAGE_FORMATS) as image:
                     image.seek(0)  # first frame of a GIF / animated WebP
                     image = ImageOps.exif_transpose(image)
                     image.load()
@@ -72,7 +76,8 @@ def open_image(source, name=None):
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageError(name, f"refused: too many pixels (decompression bomb?): {exc}") from None
     except UnidentifiedImageError:
-        raise ImageError(name, "not an image file (unknown or unsupported format)") from None
+        raise ImageError(name, "not an image file (unknown or unsupported format; JPEG, PNG, WebP, GIF, BMP "
+                               "and TIFF are read)") from None
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         raise ImageError(name, f"cannot decode image: {exc}") from None
 

@@ -48,6 +48,15 @@ class FeatureStore(HDF5Store):
         count = self.count
         self._index = {k: i for i, k in enumerate(self.file["ids"].asstr()[:count])}
 
+    def _salvage(self, src, dst):
+        """The first `count` rows (the committed ones) of each dataset, read back in full."""
+        count = int(src.attrs["count"])
+        for name in ("grid", "pooled", "ids"):
+            ds = src[name]
+            data = ds[:count]  # raises if a committed row cannot be read: then nothing is replaced
+            dst.create_dataset(name, data=data, maxshape=(None,) + ds.shape[1:], dtype=ds.dtype, chunks=ds.chunks)
+        return f"its {count} committed rows"
+
     # -- metadata ---------------------------------------------------------------------
     @property
     def count(self):

@@ -18,6 +18,12 @@ Robustness, each case covered by tests/features/test_video.py:
   (`mask[:k]` True); nothing is padded with invented frames. `padded()` gives zeros plus the
   mask for batching, and models ignore masked steps.
 * A file that cannot be opened, or in which no frame decodes, raises `ImageError` naming it.
+* Only real video containers are read, decided by their bytes, not their names
+  (`sniff_container`): an HLS playlist, an FFmpeg concat list or any other text file is
+  refused before FFmpeg sees it, and FFmpeg itself is held to the `file` protocol and a
+  whitelist of container demuxers (`FFMPEG_CAPTURE_OPTIONS`), so a file can never make it
+  open another file, a URL or another protocol. Frames larger than `MAX_FRAME_PIXELS` are
+  refused before any is kept.
 """
 
 from __future__ import annotations
@@ -35,6 +41,55 @@ VIDEO_EXTENSIONS = (".avi", ".mp4", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".m
 # Consecutive undecodable frames tolerated once past the header's frame count.
 MAX_CONSECUTIVE_FAILURES = 64
 DEFAULT_NUM_FRAMES = 8
+# Largest frame decoded (width * height): 4K UHD. Eight kept 8000x8000 frames would be 1.5 GB.
+MAX_FRAME_PIXELS = 3840 * 2160
+# FFmpeg demuxers allowed to open a clip (names as FFmpeg spells them), and only local files:
+# no playlist (hls), concat list, image sequence, URL or other protocol is ever followed.
+FFMPEG_FORMATS = ("avi", "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "mpeg", "mpegts", "ogg", "flv", "asf", "gif")
+FFMPEG_CAPTURE_OPTIONS = "protocol_whitelist;file|format_whitelist;" + ",".join(FFMPEG_FORMATS)
+_CONTAINERS_SAID = "MP4/MOV/3GP, AVI, Matroska/WebM, MPEG-PS/TS, Ogg, FLV, ASF/WMV or GIF"
+_MP4_BOXES = (b"ftyp", b"moov", b"mdat", b"wide", b"free", b"skip", b"pnot", b"uuid")
+_ASF_GUID = bytes.fromhex("3026b2758e66cf11a6d900aa0062ce6c")
+
+
+def sniff_container(head):
+    """The video container the first bytes of a file are (e.g. "mp4", "avi", "matroska"), or
+    None when they are none of the containers captioner reads (`FFMPEG_FORMATS`). `head` should
+    hold at least the first 564 bytes (fewer for a shorter file)."""
+    head = bytes(head[:4096])
+    if len(head) >= 8 and head[4:8] in _MP4_BOXES:
+        return "mp4"
+    if head[:4] == b"RIFF" and head[8:12] in (b"AVI ", b"AVIX"):
+        return "avi"
+    if head[:4] == b"\x1a\x45\xdf\xa3":
+        return "matroska"
+    if head[:4] == b"\x00\x00\x01\xba":
+        return "mpeg"
+    if len(head) >= 189 and head[0] == 0x47 and head[188] == 0x47 and (len(head) < 377 or head[376] == 0x47):
+        return "mpegts"
+    if head[:4] == b"OggS":
+        return "ogg"
+    if head[:4] == b"FLV\x01":
+        return "flv"
+    if head[:16] == _ASF_GUID:
+        return "asf"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    return None
+
+
+def check_container(path, head=None):
+    """Raise ImageError naming `path` unless its bytes (or `head`, its first bytes) are a
+    video container captioner reads."""
+    if head is None:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(4096)
+        except OSError as exc:
+            raise ImageError(path, f"cannot read ({exc.strerror})") from None
+    if sniff_container(head) is None:
+        raise ImageError(path, f"cannot open as a video: its bytes are not a video container read here "
+                               f"({_CONTAINERS_SAID}); playlists, URLs and lists of files are refused")
 
 
 def _cv2():
@@ -147,13 +202,23 @@ class _Decoder:
     def __init__(self, path):
         cv2 = _cv2()
         self.path = path
-        try:
-            self.cap = cv2.VideoCapture(path)
+        check_container(path)
+        # Read by OpenCV at each open: FFmpeg may open this one local file with a listed demuxer,
+        # nothing else (the file is checked above; this holds even if it changed since).
+        os.environ["OPENCV_FFMPEG_CAPTURE_OPTIONS"] = FFMPEG_CAPTURE_OPTIONS
+        try:  # FFmpeg only (no image-sequence or GStreamer backend); an absolute path is never a URL
+            self.cap = cv2.VideoCapture(os.path.abspath(path), cv2.CAP_FFMPEG)
         except cv2.error as exc:  # pragma: no cover - OpenCV raising on open is rare
             raise ImageError(path, f"cannot open video: {exc}") from None
         if not self.cap.isOpened():
             self.cap.release()
             raise ImageError(path, "cannot open as a video (not a video file, unsupported codec, or damaged)")
+        width = int(self.cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0)
+        height = int(self.cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
+        if width * height > MAX_FRAME_PIXELS:
+            self.cap.release()
+            raise ImageError(path, f"frames too large: {width}x{height} (at most {MAX_FRAME_PIXELS:,} pixels "
+                                   "a frame, 3840x2160)")
         self.header_count = max(int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0), 0)
         fps = float(self.cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.fps = fps if np.isfinite(fps) and 0.0 < fps < 10000.0 else 0.0
@@ -181,6 +246,9 @@ class _Decoder:
                         if not ok or frame is None or frame.size == 0:
                             index += 1
                             continue
+                        if frame.shape[0] * frame.shape[1] > MAX_FRAME_PIXELS:  # a size change mid-stream
+                            raise ImageError(self.path, f"frame {index} too large: {frame.shape[1]}x"
+                                                        f"{frame.shape[0]} (at most {MAX_FRAME_PIXELS:,} pixels)")
                         kept[index] = frame
                     readable.append(index)
                     timestamps[index] = ts

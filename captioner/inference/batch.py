@@ -131,77 +131,90 @@ def _key(path):
     return os.path.normpath(os.path.abspath(os.fspath(path)))
 
 
-def _drop_incomplete_tail(path):
-    """Truncate `path` after its last newline (a kill can leave half a line); returns bytes dropped."""
-    size = os.path.getsize(path)
-    if size == 0:
-        return 0
-    with open(path, "rb") as f:
-        end = size
-        chunk = 1 << 16
-        while end > 0:  # scan backwards for the last b"\n"
-            start = max(0, end - chunk)
-            f.seek(start)
-            block = f.read(end - start)
-            i = block.rfind(b"\n")
-            if i >= 0:
-                keep = start + i + 1
-                break
-            end = start
-        else:
-            keep = 0
-    if keep < size:
-        with open(path, "r+b") as f:
-            f.truncate(keep)
-    return size - keep
+def _is_row_prefix(tail, fmt, first_line):
+    """Whether `tail` (bytes after the last newline) can be the start of a row this command
+    writes, cut by a kill: a JSON row starts with `{"image": "`; a CSV file's first line is its
+    header, and a later CSV row starts with the image path (anything)."""
+    if fmt == "jsonl":
+        start = b'{"image": "'
+    elif first_line:
+        start = ",".join(CSV_FIELDS).encode()
+    else:
+        return True
+    return tail.startswith(start) or start.startswith(tail)
+
+
+def _complete_row(tail):
+    """The row dict if `tail` is a whole JSON row with an "image", else None."""
+    try:
+        row = json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("image"), str) else None
 
 
 def read_output(path, fmt):
-    """Rows of an existing output file, as dicts, after dropping an incomplete last line.
+    """Rows of an existing output file, as dicts; an incomplete last line (a kill mid-write)
+    is then dropped.
 
-    Raises InputError naming the file and line when a complete line is not a row this
-    command writes (another file given as --output by mistake): nothing is appended to it.
+    The whole file is checked before anything is changed: when a complete line is not a row
+    this command writes, or the incomplete tail cannot be the start of one (another file given
+    as --output by mistake), InputError names the file and line and the file is left exactly
+    as it was.
     """
     path = os.fspath(path)
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return []
-    dropped = _drop_incomplete_tail(path)
-    if dropped:
-        log.warning("%s: dropped an incomplete last line (%d bytes) left by an interrupted run; "
-                    "that image is captioned again", path, dropped)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    cut = data.rfind(b"\n") + 1  # bytes [cut:] are an incomplete last line
+    tail = data[cut:]
+    question = "is this a captioner output file? It was left unchanged"
     rows = []
-    with open(path, encoding="utf-8", errors="strict", newline="") as f:
-        try:
-            if fmt == "jsonl":
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(f"{path}:{lineno}: not a JSON line ({exc.msg}); "
-                                         f"is this a captioner output file?") from None
-                    if not isinstance(row, dict) or not isinstance(row.get("image"), str):
-                        raise InputError(f"{path}:{lineno}: a row without an \"image\" field; "
-                                         f"is this a captioner output file?")
-                    rows.append(row)
-            else:
-                reader = csv.reader(f)
-                header = next(reader, None)
-                if header is None:
-                    return []
-                if tuple(header) != CSV_FIELDS:
-                    raise InputError(f"{path}:1: CSV header is {header}, expected {list(CSV_FIELDS)}; "
-                                     f"is this a captioner output file?")
-                for record in reader:
-                    if not record:
-                        continue
-                    if len(record) != len(CSV_FIELDS):
-                        raise InputError(f"{path}:{reader.line_num}: {len(record)} fields, expected "
-                                         f"{len(CSV_FIELDS)}")
-                    rows.append({k: v for k, v in zip(CSV_FIELDS, record) if v != ""})
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text ({exc.reason}); is this a captioner output file?") from None
+    try:
+        text = data[:cut].decode("utf-8")
+        tail.decode("utf-8", errors="ignore")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); {question}") from None
+    if fmt == "jsonl":
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{lineno}: not a JSON line ({exc.msg}); {question}") from None
+            if not isinstance(row, dict) or not isinstance(row.get("image"), str):
+                raise InputError(f"{path}:{lineno}: a row without an \"image\" field; {question}")
+            rows.append(row)
+    elif text:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        if header is not None and tuple(header) != CSV_FIELDS:
+            raise InputError(f"{path}:1: CSV header is {header}, expected {list(CSV_FIELDS)}; {question}")
+        for record in reader:
+            if not record:
+                continue
+            if len(record) != len(CSV_FIELDS):
+                raise InputError(f"{path}:{reader.line_num}: {len(record)} fields, expected {len(CSV_FIELDS)}; "
+                                 f"{question}")
+            rows.append({k: v for k, v in zip(CSV_FIELDS, record) if v != ""})
+    if tail and fmt == "jsonl" and _complete_row(tail) is not None:
+        rows.append(_complete_row(tail))  # a whole row that only lacks its newline: kept
+        with open(path, "ab") as f:
+            f.write(b"\n")
+        return rows
+    if tail:
+        if not _is_row_prefix(tail, fmt, first_line=not text):
+            raise InputError(f"{path}:{text.count(chr(10)) + 1}: an unfinished line that is not the start of "
+                             f"a row this command writes; {question}")
+        with open(path, "r+b") as f:
+            f.truncate(cut)
+        log.warning("%s: dropped an incomplete last line (%d bytes) left by an interrupted run; "
+                    "that image is captioned again", path, len(tail))
     return rows
 
 
@@ -237,14 +250,22 @@ class _Sink:
         self.file = None
         self._header = fmt == "csv"  # for a stream: before the first row
         if self.output is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(self.output)), exist_ok=True)
+            if os.path.isdir(self.output):
+                raise InputError(f"{self.output}: is a directory; give a file name for --output")
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.output)), exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{self.output}: cannot create its folder ({exc.strerror or exc})") from None
             self.reopen()
 
     def reopen(self):
         """(Re)open the output for appending under an exclusive lock (after it was replaced)."""
         if self.file is not None:
             self.file.close()
-        self.file = open(self.output, "ab")
+        try:
+            self.file = open(self.output, "ab")
+        except OSError as exc:
+            raise InputError(f"{self.output}: cannot write ({exc.strerror or exc})") from None
         _lock(self.file, self.output)
 
     def write(self, rows):

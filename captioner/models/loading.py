@@ -15,9 +15,14 @@ def load_model_file(path, expected, what, hint=""):
     """
     import keras
 
+    from captioner.models.keras_archive import check_keras_archive
+
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, not a model file")
     if not os.path.isfile(path):
         raise InputError(f"{path}: model file not found{hint}")
+    check_keras_archive(path)  # sizes declared in the zip, before Keras inflates anything
     try:
         model = keras.models.load_model(path)
     except Exception as exc:  # Keras raises ValueError / TypeError / OSError / KeyError for a bad file

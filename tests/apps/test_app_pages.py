@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app_support import APP, REPO_ROOT
+from app_support import APP, REPO_ROOT, common
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -204,3 +204,16 @@ def test_pages_refuse_a_model_of_another_kind(app_env, page, monkeypatch):
     assert len(errors) == 1 and "is a model of class `ImageCaptioner`; this page needs" in errors[0] and var in errors[0], errors
     command, model = PAGES[page][var]
     assert any(c.value.startswith(command) and c.value == card_command(model) for c in at.code)
+
+
+def test_an_over_size_upload_replaces_the_previous_result_with_its_message(app_env):
+    """Issue 23 item 9: the browser refused files over 20 MB itself, so the page never heard of
+    them and went on showing the sample's caption. Now the browser sends up to
+    UPLOAD_TRANSFER_MB and the page refuses with its message, nothing else on it."""
+    at = run_app()
+    assert caption_heading(at) and at.image  # the first sample, captioned
+    assert at.file_uploader[0].proto.max_upload_size_mb == common.UPLOAD_TRANSFER_MB > common.MAX_UPLOAD_MB
+    at.file_uploader[0].set_value(("big.jpg", b"\xff\xd8\xff" + b"\x00" * (25 * 2**20), "image/jpeg")).run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "big.jpg" in errors[0] and "up to 20 MB" in errors[0], errors
+    assert not caption_heading(at) and not at.image

@@ -329,6 +329,9 @@ def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
     ("notes.mp4", b"these are my notes, not a video\n" * 20, "cannot open as a video"),
     ("empty.avi", b"", "is empty"),
     ("huge.webm", b"\x1a\x45\xdf\xa3" + b"\x00" * (20 * 2**20), "up to 20 MB"),
+    # issue 23: an HLS playlist naming a file on the server is refused by its bytes, never followed
+    ("evil.m3u8", f"#EXTM3U\n#EXTINF:1.0,\nfile://{SAMPLES / 'video' / 'a_blue_square_grows.webm'}\n"
+                  "#EXT-X-ENDLIST\n".encode(), "not a video container"),
 ])
 def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, message):
     at = open_page("task_pages/video.py")

@@ -86,3 +86,109 @@ def test_bad_model_and_arguments(tmp_path, capsys):
     assert "model file not found" in capsys.readouterr().err
     assert main(["ask", "--model", str(tmp_path / "none.keras"), "--question", "q"]) == 2
     assert "--image" in capsys.readouterr().err
+
+
+# Issue 23 items 4, 5, 8, 9: --batch-size checked; OUTPUT.partial resumed and locked; one-line errors.
+
+def _questions(tmp_path, n=7):
+    img = _image(tmp_path / "img.png", 3)
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(json.dumps({"id": i, "image": img, "question": f"what color is {i}?"}) + "\n"
+                         for i in range(n)))
+    return q
+
+
+@pytest.mark.parametrize("size", ["-1", "0"])
+def test_batch_size_below_one_is_refused_and_the_output_kept(tmp_path, model_path, capsys, size):
+    q = _questions(tmp_path, 2)
+    out = tmp_path / "a.jsonl"
+    out.write_text("earlier answers\n")
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out), "--batch-size", size]) == 2
+    assert "--batch-size must be >= 1" in capsys.readouterr().err
+    assert out.read_text() == "earlier answers\n" and not (tmp_path / "a.jsonl.partial").exists()
+
+
+def test_a_rerun_keeps_the_rows_a_killed_run_wrote(tmp_path, model_path):
+    q = _questions(tmp_path)
+    full = tmp_path / "full.jsonl"
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(full), "-b", "2"]) == 0
+    lines = full.read_text().splitlines(keepends=True)
+    out = tmp_path / "a.jsonl"
+    partial = tmp_path / "a.jsonl.partial"
+    marked = json.loads(lines[2])
+    marked["answer_from_the_killed_run"] = True  # shows the row was kept, not recomputed
+    partial.write_text(lines[0] + lines[1] + json.dumps(marked) + "\n" + lines[3][:25])  # and half a line
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out), "-b", "2"]) == 0
+    got = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["id"] for r in got] == list(range(7)) and got[2].get("answer_from_the_killed_run")
+    assert [dict(r, answer_from_the_killed_run=None) for r in got[3:]] == \
+           [dict(json.loads(x), answer_from_the_killed_run=None) for x in lines[3:]]
+    assert not partial.exists()
+
+
+def test_a_second_writer_is_refused_and_a_foreign_partial_kept(tmp_path, model_path, capsys):
+    fcntl = pytest.importorskip("fcntl")
+    q = _questions(tmp_path, 3)
+    out = tmp_path / "a.jsonl"
+    partial = tmp_path / "a.jsonl.partial"
+    partial.write_text('{"id": 0, "image": "x", "question": "y", "answer": "red"}\n')
+    with open(partial, "ab") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # another run is writing
+        assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out)]) == 2
+    assert "another captioner process is writing" in capsys.readouterr().err
+    assert partial.read_text() == '{"id": 0, "image": "x", "question": "y", "answer": "red"}\n'
+    # unlocked, but the row is for another input: refused, not thrown away
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out)]) == 2
+    assert "partial output is from another input" in capsys.readouterr().err
+    assert partial.read_text() == '{"id": 0, "image": "x", "question": "y", "answer": "red"}\n'
+    assert not out.exists()
+
+
+def test_bad_utf8_non_text_question_and_a_new_output_folder(tmp_path, model_path, capsys):
+    img = _image(tmp_path / "img.png", 4)
+    q = tmp_path / "q.jsonl"
+    q.write_bytes(json.dumps({"image": img, "question": "what color?"}).encode() + b"\n"
+                  + b'{"image": "x.png", "question": "caf\xe9"}\n'
+                  + json.dumps({"image": img, "question": 5}).encode() + b"\n")
+    out = tmp_path / "new" / "folder" / "a.jsonl"
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert "answer" in rows[0] and "q.jsonl:2: not UTF-8" in rows[1]["error"]
+    assert "'question' must be text, got int 5" in rows[2]["error"]
+    assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_sigkill_mid_run_loses_no_answer_and_leaves_no_half_line(tmp_path, model_path):
+    """A real kill: the rerun keeps every row the killed run finished and answers the rest once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    q = _questions(tmp_path, 400)
+    out = tmp_path / "a.jsonl"
+    partial = tmp_path / "a.jsonl.partial"
+    cmd = [sys.executable, "-m", "captioner", "ask", "--model", model_path, "--input", str(q), "--output", str(out),
+           "--batch-size", "1"]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if partial.exists() and partial.read_bytes().count(b"\n") >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+    written = partial.read_bytes()
+    finished = [json.loads(line) for line in written[: written.rfind(b"\n") + 1].splitlines()]
+    assert len(finished) >= 3
+    assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == list(range(400)) and rows[: len(finished)] == finished

@@ -146,3 +146,14 @@ def test_bundled_model_captions_dev_images(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["image"] for r in rows] == sorted(paths)
     assert all(len(r["caption"].split()) >= 3 for r in rows)
+
+
+def test_a_directory_or_unwritable_output_is_one_line(model_path, images, tmp_path, capsys):
+    """Issue 23 item 8: these were tracebacks."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    for output, message in ((tmp_path, "is a directory"), (blocker / "out.jsonl", "cannot create its folder")):
+        assert main(["caption", images[0], "--model", model_path, "--output", str(output), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert blocker.read_text() == "x"

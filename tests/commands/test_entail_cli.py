@@ -67,3 +67,24 @@ def test_attention_dir_and_word_relations(tmp_path):
     assert "error" in rows[1] and rows[2]["word_relations"] == []
     assert sorted(p.name for p in att.iterdir()) == ["line00001.png", "line00003.png"]
     assert (att / "line00003.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("size", ["-1", "0"])
+def test_batch_size_below_one_is_refused_and_the_output_kept(model_path, tmp_path, capsys, size):
+    """Issue 23 item 4: -1 replaced the output with an empty file, 0 gave a traceback."""
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a man\ta man\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier rows\n")
+    assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out), "--batch-size", size]) == 2
+    assert "--batch-size must be >= 1" in capsys.readouterr().err
+    assert out.read_text() == "earlier rows\n"
+
+
+def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
+    """Issue 23 item 10: an empty file gave one error line."""
+    src = tmp_path / "empty.tsv"
+    src.write_bytes(b"")
+    out = tmp_path / "out.jsonl"
+    assert main(["entail", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    assert out.read_bytes() == b""

@@ -83,3 +83,15 @@ def test_coverage_penalty_option(model_path, tmp_path, capsys):
                  "--coverage-penalty", "-1"]) != 0
     assert "--coverage-penalty -1.0: must be a finite number >= 0" in capsys.readouterr().err
     assert not bad.exists()  # refused before anything was written
+
+
+def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
+    """Issue 23 item 10: an empty file gave one (empty) output line."""
+    src = tmp_path / "empty.txt"
+    src.write_bytes(b"")
+    out = tmp_path / "out.txt"
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    assert out.read_bytes() == b""
+    src.write_bytes(b"\xef\xbb\xbf")  # a BOM and nothing else
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    assert out.read_bytes() == b""

@@ -95,3 +95,53 @@ def test_bundled_models_on_generated_clips(tmp_path, name):
         assert row["caption"] in captions_for("left", "red", "circle")  # any of its reference phrasings
     else:
         assert row["label"] == "MoveLeft"
+
+
+def _classifier(tmp_path):
+    classifier = VideoClassifier(tiny_backbone(), VideoClassifierModel(3, 6, units=8, projection_dim=8),
+                                 ["Grow", "MoveLeft", "Shrink"], num_frames=4)
+    path = str(tmp_path / "cls.keras")
+    classifier.save(path)
+    return path
+
+
+@pytest.mark.parametrize("size", ["-1", "0"])
+def test_batch_size_below_one_is_refused_and_the_output_kept(tmp_path, clips, capsys, size):
+    """Issue 23 item 4: -1 replaced the output with an empty file, 0 gave a traceback."""
+    good, _ = clips
+    out = tmp_path / "labels.jsonl"
+    out.write_text("earlier rows\n")
+    assert main(["video", *good, "--model", "m.keras", "--output", str(out), "--batch-size", size]) == 2
+    assert "--batch-size must be >= 1" in capsys.readouterr().err
+    assert out.read_text() == "earlier rows\n"
+
+
+def test_a_rerun_resumes_and_a_second_writer_is_refused(tmp_path, clips, capsys):
+    """Issue 23 item 5: OUTPUT.partial was opened with "w" and no lock."""
+    fcntl = pytest.importorskip("fcntl")
+    good, broken = clips
+    cls_path = _classifier(tmp_path)
+    paths = sorted(good + [broken])
+    full = tmp_path / "full.jsonl"
+    assert main(["video", *paths, "--model", cls_path, "--output", str(full), "--no-progress", "--batch-size", "1"]) == 1
+    lines = full.read_text().splitlines(keepends=True)
+    out = tmp_path / "labels.jsonl"
+    partial = tmp_path / "labels.jsonl.partial"
+    kept = dict(json.loads(lines[0]), kept=True)
+    partial.write_text(json.dumps(kept) + "\n" + lines[1][:10])
+    with open(partial, "ab") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["video", *paths, "--model", cls_path, "--output", str(out), "--no-progress"]) == 2
+    assert "another captioner process is writing" in capsys.readouterr().err
+    assert partial.read_text() == json.dumps(kept) + "\n" + lines[1][:10]
+    assert main(["video", *paths, "--model", cls_path, "--output", str(out), "--no-progress"]) == 1
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert rows[0] == kept and rows[1:] == [json.loads(x) for x in lines[1:]]
+    assert not partial.exists()
+
+
+def test_a_directory_as_output_is_one_line(tmp_path, clips, capsys):
+    good, _ = clips
+    assert main(["video", *good, "--model", _classifier(tmp_path), "--output", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "Traceback" not in err

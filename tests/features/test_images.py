@@ -119,3 +119,27 @@ def test_list_images_recurses_folders_and_globs(tmp_path):
     # explicit files are kept whatever their extension, duplicates removed
     explicit = str(tmp_path / "a" / "notes.txt")
     assert list_images([explicit, explicit]) == [explicit]
+
+
+@pytest.mark.parametrize("fmt", ["PPM", "ICO", "PCX", "TGA", "SGI", "IM", "DDS"])
+def test_only_the_formats_users_mean_are_decoded(tmp_path, fmt):
+    """Issue 23 item 10: Pillow accepted all of its ~43 formats."""
+    from PIL import Image
+
+    from captioner.features.images import open_image
+
+    path = tmp_path / "photo.png"  # the name says PNG; the bytes decide
+    Image.new("RGB", (16, 16), (200, 10, 10)).save(path, format=fmt)
+    with pytest.raises(ImageError, match="not an image file"):
+        open_image(path)
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF"])
+def test_the_usual_formats_still_decode(tmp_path, fmt):
+    from PIL import Image
+
+    from captioner.features.images import open_image
+
+    path = tmp_path / "photo.bin"
+    Image.new("RGB", (16, 16), (200, 10, 10)).save(path, format=fmt)
+    assert open_image(path).size == (16, 16)

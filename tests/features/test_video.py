@@ -173,3 +173,57 @@ def test_frames_from_arrays_and_list_videos(tmp_path, clip):
     assert list_videos([tmp_path]) == [a]
     assert list_videos([str(tmp_path / "*.avi"), a]) == [a]
     assert list_videos([str(tmp_path / "notes.txt")]) == [str(tmp_path / "notes.txt")]  # explicit files kept
+
+
+# Issue 23 item 1: a video is a real container by its bytes; FFmpeg never follows a playlist,
+# a URL or another protocol.
+
+def _playlists(tmp_path, secret):
+    hls = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\nfile://" + secret + "\n#EXT-X-ENDLIST\n"
+    concat = f"ffconcat version 1.0\nfile '{secret}'\n"
+    out = []
+    for name, text in (("evil.m3u8", hls), ("evil.mp4", hls), ("evil.avi", concat), ("evil.webm", hls)):
+        path = tmp_path / name
+        path.write_text(text)
+        out.append(str(path))
+    return out
+
+
+def test_a_playlist_pointing_at_a_server_file_is_refused(clip, tmp_path):
+    secret = clip(10, name="secret.avi")
+    assert sample_frames(secret).frames.shape[0] == 8  # the file itself is readable
+    for path in _playlists(tmp_path, secret):
+        with pytest.raises(ImageError, match="not a video container") as info:
+            sample_frames(path)
+        assert path in str(info.value)
+
+
+def test_ffmpeg_itself_refuses_playlists_even_past_the_byte_check(clip, tmp_path, monkeypatch):
+    import captioner.features.video as video
+
+    secret = clip(10, name="secret.avi")
+    monkeypatch.setattr(video, "check_container", lambda path, head=None: None)
+    for path in _playlists(tmp_path, secret)[:2]:
+        with pytest.raises(ImageError, match="cannot open as a video"):
+            sample_frames(path)
+    assert sample_frames(secret).frames.shape[0] == 8
+
+
+def test_sniff_container_knows_real_containers_by_their_bytes(clip):
+    from captioner.features.video import sniff_container
+
+    assert sniff_container(open(clip(3, name="a.avi"), "rb").read(4096)) == "avi"
+    assert sniff_container(open(clip(3, codec="mp4v", name="b.mp4"), "rb").read(4096)) == "mp4"
+    assert sniff_container(b"\x1a\x45\xdf\xa3" + b"\x00" * 60) == "matroska"
+    assert sniff_container(b"GIF89a" + b"\x00" * 60) == "gif"
+    for junk in (b"#EXTM3U\n", b"ffconcat version 1.0\n", b"", b"RIFF\x00\x00\x00\x00WAVE", b"\x89PNG\r\n\x1a\n"):
+        assert sniff_container(junk) is None
+
+
+def test_frames_over_the_pixel_cap_are_refused(clip, monkeypatch):
+    import captioner.features.video as video
+
+    path = clip(4)
+    monkeypatch.setattr(video, "MAX_FRAME_PIXELS", SIZE * SIZE - 1)
+    with pytest.raises(ImageError, match="frames too large: 48x48"):
+        sample_frames(path)

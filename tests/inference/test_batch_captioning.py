@@ -178,6 +178,45 @@ def test_stdout_stream_and_foreign_output_refused(tiny_model, image_dir, tmp_pat
     assert foreign.read_text() == "just some notes\nnot json\n"  # untouched
 
 
+@pytest.mark.parametrize("name,content", [
+    ("notes.jsonl", b"just some notes\nnot json\nmy last line, no newline"),  # lost its last line before
+    ("one.jsonl", b"a single line with no newline"),  # was wiped and overwritten, exit 0, before
+    ("rows.jsonl", b'{"image": "a.jpg", "caption": "x"}\n{"other": 1'),  # a JSON file, not ours
+    ("table.csv", b"name,value"),  # a CSV that is not ours, header unfinished
+    ("bin.jsonl", b"\xff\xfe\x00 binary"),
+])
+def test_a_file_that_is_not_captioner_output_is_never_touched(tiny_model, image_dir, tmp_path, name, content):
+    """Issue 23 item 3: check first, touch nothing that is not captioner output."""
+    root, good, broken = image_dir
+    foreign = tmp_path / name
+    foreign.write_bytes(content)
+    with pytest.raises(InputError, match="is this a captioner output file"):
+        caption_images(good[:1], tiny_model, output=str(foreign), progress=False)
+    assert foreign.read_bytes() == content
+
+
+def test_a_whole_last_row_without_its_newline_is_kept(tiny_model, image_dir, tmp_path):
+    root, good, broken = image_dir
+    out = tmp_path / "c.jsonl"
+    out.write_text(json.dumps({"image": good[0], "caption": "kept", "score": -1.0}))
+    report = caption_images(good[:2], tiny_model, output=str(out), progress=False)
+    rows = _jsonl(str(out))
+    assert report.skipped == 1 and report.captioned == 1
+    assert rows[0] == {"image": good[0], "caption": "kept", "score": -1.0} and rows[1]["image"] == good[1]
+
+
+def test_half_a_first_line_or_header_is_resumed(tiny_model, image_dir, tmp_path):
+    root, good, broken = image_dir
+    out = tmp_path / "c.jsonl"
+    out.write_bytes(b'{"image": "/x/half')  # a kill in the first batch's write
+    report = caption_images(good[:1], tiny_model, output=str(out), progress=False)
+    assert report.captioned == 1 and [r["image"] for r in _jsonl(str(out))] == good[:1]
+    csv_out = tmp_path / "c.csv"
+    csv_out.write_bytes(b"image,capt")
+    report = caption_images(good[:1], tiny_model, output=str(csv_out), progress=False)
+    assert report.captioned == 1 and csv_out.read_text().startswith("image,caption,score,error,attention\n")
+
+
 def test_second_writer_on_the_same_output_is_refused(tiny_model, image_dir, tmp_path):
     fcntl = pytest.importorskip("fcntl")
     root, good, broken = image_dir
