@@ -71,12 +71,16 @@ def test_run_directory_holds_everything(trained):
     history = json.loads((run / "history.json").read_text())
     assert [h["epoch"] for h in history] == [1, 2, 3]  # resumed, not restarted
     assert all("dev_BLEU-4" in h and "loss" in h for h in history)
+    state = json.loads((run / "checkpoint_state.json").read_text())
     for name in ("model.keras", "model.json", "metrics.json", "config.json", "vocabulary.json",
-                 "training_curve.png", "best.weights.h5", "checkpoint.weights.h5", "dev_samples.json"):
+                 "training_curve.png", state["best_weights"], state["checkpoint"], "dev_samples.json"):
         assert (run / name).exists(), name
+    assert state["checkpoint"] == "checkpoint-0003.weights.h5"
+    assert not (run / "checkpoint-0001.weights.h5").exists()  # superseded checkpoints are removed
     card = json.loads((run / "model.json").read_text())
-    assert card["seed"] == 1 and "beam_1" in card["dev_metrics"]
-    assert card["dev_metrics"]["beam_1"]["tool"] in ("coco-caption", "python")
+    assert card["task"] == "caption" and card["seed"] == 1 and "beam_1" in card["metrics"]
+    assert card["metrics"]["split"] == "flickr8k dev" and card["config"]["kind"] == "attention"
+    assert card["metrics"]["beam_1"]["tool"] in ("coco-caption", "python")
     assert not [f for f in os.listdir(run) if f.startswith(".tmp-")]  # atomic writes left nothing
 
 
