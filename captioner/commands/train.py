@@ -42,7 +42,3 @@ def register(subparsers):
     tasks = p.add_subparsers(dest="task", metavar="TASK", required=True)
     for module in recipe_modules().values():
         add_recipe_parser(tasks, module)
-    import captioner.training  # tasks not yet moved to a recipe (temporary, while they move)
-    for info in pkgutil.iter_modules(captioner.training.__path__):
-        if info.name.startswith("train_"):
-            importlib.import_module(f"captioner.training.{info.name}").register(tasks)

@@ -153,3 +153,13 @@ def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "REPLICAS 2" in out.stdout
     assert (tmp_path / "run" / "model.keras").exists()
+
+
+def test_resume_replays_the_same_batches(shapes_flickr8k, tmp_path, monkeypatch):
+    from training_support import assert_resume_replays_batches
+
+    features = tmp_path / "features.h5"
+    assert_resume_replays_batches(
+        lambda out, *extra: main(["train", "caption", "--data-dir", str(shapes_flickr8k), "--features", str(features),
+                                  "--output-dir", str(out), *TINY, "--final-eval-beams", "", *extra]),
+        tmp_path, monkeypatch)

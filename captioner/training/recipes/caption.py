@@ -1,6 +1,6 @@
 """`captioner train caption`: Show-Attend-Tell (or fc7 Show-and-Tell) on cached features.
 
-    captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k \
+    captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k \\
         --features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention
 
 Features missing from the store are extracted first (resumable). One example per
