@@ -69,8 +69,9 @@ class Recipe:
         """After the checkpoint (if any) is restored, before training (`state` None: fresh)."""
 
     def steps_per_pass(self):
-        """Batches in one pass over the training data, or None when it varies by epoch."""
-        return None
+        """Batches in one pass over the training data: the same for every epoch (Keras fit
+        takes the first epoch's count for all that follow)."""
+        raise NotImplementedError
 
     def batches(self, epoch, seed):
         """One pass over the training data for `epoch`: (inputs, targets) numpy batches, in an
@@ -220,23 +221,21 @@ class Trainer:
         checkpoint = EpochCheckpoint(run_dir, lambda: recipe.evaluate_dev(model), recipe.metric,
                                      patience=cfg.patience, state=state, lr_decay=cfg.lr_decay,
                                      plot_fn=lambda h, d: plot_history(h, d, recipe.metric))
-        current = {"epoch": initial_epoch}
-        callbacks = [checkpoint, keras.callbacks.LambdaCallback(on_epoch_begin=lambda e, logs: current.update(epoch=e)),
-                     keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
+        callbacks = [checkpoint, keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
         if cfg.time_budget:
             callbacks.append(TimeBudget(cfg.time_budget))
         if initial_epoch < cfg.epochs and not (state and state.get("wait", 0) >= cfg.patience):
-            dataset, steps = self._dataset(seed, current)
+            dataset, steps = self._dataset(seed, initial_epoch)
             model.fit(dataset, epochs=cfg.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps,
                       callbacks=callbacks, verbose=recipe.verbose)
         run_dir.load_best(model)
         return model, {"best_epoch": checkpoint.best_epoch, "epochs_run": len(checkpoint.history)}
 
-    def _dataset(self, seed, current):
-        """tf.data of the training batches from epoch `current["epoch"]` on, and the steps per
-        epoch. With a fixed pass length (or --steps-per-epoch) one endless stream: epoch e is
-        steps [e * S, (e + 1) * S) of passes 0, 1, 2, ... (pass p shuffled by (seed, p)), so a
-        resumed run skips to where it stopped. Otherwise one pass per epoch."""
+    def _dataset(self, seed, initial_epoch):
+        """tf.data of the training batches from epoch `initial_epoch` on, and the steps per
+        epoch S (--steps-per-epoch, else one pass). One endless stream: epoch e is steps
+        [e * S, (e + 1) * S) of passes 0, 1, 2, ..., pass p shuffled by (seed, p) alone, so a
+        resumed run goes on exactly where it stopped, mid-pass if need be."""
         import tensorflow as tf
 
         recipe, hook = self.recipe, type(self).batch_hook
@@ -244,15 +243,8 @@ class Trainer:
         steps = getattr(self.cfg, "steps_per_epoch", None) or per_pass
 
         def stream():
-            start = current["epoch"]
-            if steps is None:  # one pass, whose length varies: the epoch ends with it
-                for k, batch in enumerate(recipe.batches(start, seed)):
-                    if hook:
-                        hook(start, k, batch)
-                    yield batch
-                return
-            step = start * steps
-            p, skip = divmod(step, per_pass) if per_pass else (start, 0)
+            step = initial_epoch * steps
+            p, skip = divmod(step, per_pass)
             while True:
                 for k, batch in enumerate(recipe.batches(p, seed)):
                     if k >= skip:

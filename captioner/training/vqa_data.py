@@ -78,13 +78,30 @@ class QuestionExamples:
         return {"image": features(rows), "image_index": index.astype(np.int32),
                 "question": self.tokens[idx, :width]}
 
+    def trainable(self):
+        """The questions with a known answer class (the ones trained on)."""
+        return self.subset(np.flatnonzero(self.labels >= 0))
+
+    def num_batches(self, batch_size):
+        """Batches per training pass: the same every epoch, whatever the order of the images."""
+        return min(-(-len(self) // batch_size), len(set(self.image_rows.tolist())))
+
     def batches(self, features, batch_size, epoch, seed):
-        """One pass over the questions with a known answer class, shuffled by image with
-        (seed, epoch) alone: (inputs, labels) per batch. ``features(rows)`` returns the
-        feature array of image rows."""
-        trainable = self.subset(np.flatnonzero(self.labels >= 0))
-        for idx in trainable.image_batches(batch_size, np.random.default_rng(seed + epoch)):
-            yield trainable.batch_inputs(idx, features), trainable.labels[idx]
+        """One training pass (call it on `trainable()`): images shuffled by (seed, epoch) alone,
+        cut into `num_batches` runs of whole images of about `batch_size` questions each;
+        (inputs, labels) per batch. ``features(rows)`` returns the feature array of image rows."""
+        by_image = collections.defaultdict(list)
+        for j, r in enumerate(self.image_rows):
+            by_image[int(r)].append(j)
+        images = np.random.default_rng(seed + epoch).permutation(np.array(sorted(by_image)))
+        cumulative = np.cumsum([len(by_image[int(r)]) for r in images])
+        n, bounds = self.num_batches(batch_size), []
+        for k in range(1, n):  # cut where the question count passes k/n of the total, >= 1 image a batch
+            cut = int(np.searchsorted(cumulative, k * len(self) / n)) + 1
+            bounds.append(min(max(cut, bounds[-1] + 1 if bounds else 1), len(images) - (n - k)))
+        for chunk in np.split(images, bounds):
+            idx = np.array([j for r in chunk for j in by_image[int(r)]])
+            yield self.batch_inputs(idx, features), self.labels[idx]
 
 
 class FeatureSource:

@@ -108,6 +108,7 @@ class VQA(Recipe):
         self.examples = {k: QuestionExamples.build(s, self.vocab, index, c.max_question_length) for k, s in named.items()}
         self.sources = {k: FeatureSource(c.features, ex.image_ids, KINDS[c.kind]) for k, ex in self.examples.items()}
         tr, dv = self.examples["train"], self.examples["dev"]
+        self.trainable = tr.trainable()
         log.info("vocabulary %d words, %d answers; %d train questions (%d with a known answer) on %d images, "
                  "%d dev questions on %d images", len(self.vocab), len(self.answers), len(tr),
                  int((tr.labels >= 0).sum()), len(tr.image_ids), len(dv), len(dv.image_ids))
@@ -151,8 +152,11 @@ class VQA(Recipe):
         for source in self.sources.values():
             source.apply(model.reduce_features)
 
+    def steps_per_pass(self):
+        return self.trainable.num_batches(self.cfg.batch_size)
+
     def batches(self, epoch, seed):
-        return self.examples["train"].batches(self.sources["train"], self.cfg.batch_size, epoch, seed)
+        return self.trainable.batches(self.sources["train"], self.cfg.batch_size, epoch, seed)
 
     def evaluate_dev(self, model):
         from captioner.training.vqa_data import evaluate
