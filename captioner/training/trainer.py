@@ -57,8 +57,11 @@ class Recipe:
         raise NotImplementedError
 
     def compile_args(self):
-        """loss (and metrics) for `model.compile`."""
-        raise NotImplementedError
+        """loss (and metrics) for `model.compile`: by default a generator's masked per-token
+        cross-entropy; classifiers return `classifier_compile_args()`."""
+        from captioner.models.caption_decoder_model import masked_sparse_ce
+
+        return {"loss": masked_sparse_ce}
 
     def optimizer(self):
         import keras
@@ -101,6 +104,14 @@ class Recipe:
 
     def card_extra(self):
         return {}
+
+
+def classifier_compile_args():
+    """Cross-entropy over class logits, and accuracy in the progress bar."""
+    import keras
+
+    return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
 
 
 class ArrayBatches:
@@ -227,7 +238,7 @@ class Trainer:
         if initial_epoch < cfg.epochs and not (state and state.get("wait", 0) >= cfg.patience):
             dataset, steps = self._dataset(seed, initial_epoch)
             model.fit(dataset, epochs=cfg.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps,
-                      callbacks=callbacks, verbose=recipe.verbose)
+                      callbacks=callbacks, verbose=recipe.verbose, shuffle=False)  # the order is ours
         run_dir.load_best(model)
         return model, {"best_epoch": checkpoint.best_epoch, "epochs_run": len(checkpoint.history)}
 

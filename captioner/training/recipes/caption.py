@@ -141,11 +141,6 @@ class Caption(Recipe):
                                    attention_units=c.attention_units, dropout=c.dropout,
                                    attention_lambda=c.attention_lambda)
 
-    def compile_args(self):
-        from captioner.models.caption_decoder_model import masked_sparse_ce
-
-        return {"loss": masked_sparse_ce}
-
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
 

@@ -23,7 +23,7 @@ from typing import Optional
 
 from captioner.training.config import option
 from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
-from captioner.training.trainer import ArrayBatches, Recipe
+from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
 
 NAME = "entail"
 HELP = "train an entailment classifier (SICK/SNLI) or an entailed-hypothesis generator"
@@ -222,10 +222,7 @@ class Entail(Recipe):
                                     relations=self.relations, training_config={"seed": seed, "data": self.desc})
 
     def compile_args(self):
-        import keras
-
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        return classifier_compile_args()
 
     def steps_per_pass(self):
         return len(self.train_batches)

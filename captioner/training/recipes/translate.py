@@ -146,11 +146,6 @@ class Seq2SeqRecipe(Recipe):
             attention_lambda=getattr(c, "attention_lambda", 0.0),
             training_config={"task": self.task, "seed": c.seed, "data": self.desc})
 
-    def compile_args(self):
-        from captioner.models.caption_decoder_model import masked_sparse_ce
-
-        return {"loss": masked_sparse_ce}
-
     def steps_per_pass(self):
         return len(self.pairs)
 

@@ -128,11 +128,6 @@ class VideoCaption(Recipe):
                                  grid_channels=c.grid_channels, projection_dim=c.projection_dim, units=c.units,
                                  embedding_dim=c.embedding_dim, attention_units=c.attention_units, dropout=c.dropout)
 
-    def compile_args(self):
-        from captioner.models.caption_decoder_model import masked_sparse_ce
-
-        return {"loss": masked_sparse_ce}
-
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
 

@@ -17,7 +17,7 @@ import logging
 from typing import Optional
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import ArrayBatches, Recipe
+from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
 
 NAME = "video-classify"
 HELP = "train an activity classifier (LSTM over frame features, LRCN) on UCF101-layout clips"
@@ -118,9 +118,7 @@ class VideoClassify(Recipe):
                                     dropout=c.dropout)
 
     def compile_args(self):
-        import keras
-
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True), "metrics": ["accuracy"]}
+        return classifier_compile_args()
 
     def steps_per_pass(self):
         return len(self.train_batches)

@@ -25,7 +25,7 @@ import time
 from typing import Optional
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import Recipe
+from captioner.training.trainer import Recipe, classifier_compile_args
 
 NAME = "vqa"
 HELP = "train a VQA model (stacked attention or pooled baseline) on easy-VQA / VQA v2"
@@ -133,10 +133,7 @@ class VQA(Recipe):
                              reduce_dim=c.reduce_dim, fusion=c.fusion, question_words=c.question_words)
 
     def compile_args(self):
-        import keras
-
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        return classifier_compile_args()
 
     def on_model_ready(self, model, state):
         from captioner.training.vqa_data import fit_pca
