@@ -29,16 +29,16 @@ class TrainConfig:
     """What every run has; each recipe's config extends it (and may change the defaults)."""
 
     output_dir: str = option(help="run directory: checkpoints, logs, vocabularies, model")
-    model_out: typing.Optional[str] = option(None, help="final .keras file (default OUTPUT_DIR/model.keras)")
+    model_out: str | None = option(None, help="final .keras file (default OUTPUT_DIR/model.keras)")
     epochs: int = option(20)
     batch_size: int = option(64)
     learning_rate: float = option(1e-3)
     patience: int = option(3, help="stop after this many epochs without improvement of the selection metric")
     lr_decay: float = option(1.0, help="multiply the learning rate by this after each epoch without dev "
                                        "improvement (1: constant; 0.5 halves it on every plateau)")
-    time_budget: typing.Optional[float] = option(None, help="minutes; stop training then (best epoch kept)")
+    time_budget: float | None = option(None, help="minutes; stop training then (best epoch kept)")
     seed: int = option(1)
-    limit: typing.Optional[int] = option(None, help="use only the first N training examples (smoke runs)")
+    limit: int | None = option(None, help="use only the first N training examples (smoke runs)")
     resume: bool = option(False, help="continue from OUTPUT_DIR's last checkpoint")
 
 

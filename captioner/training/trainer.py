@@ -121,13 +121,18 @@ class ArrayBatches:
         self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
 
     def __len__(self):
-        return -(-len(self.targets) // self.batch_size)
+        return (len(self.targets) + self.batch_size - 1) // self.batch_size
 
     def __call__(self, epoch, seed):
         order = np.random.default_rng(seed + epoch).permutation(len(self.targets))
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             yield {k: v[idx] for k, v in self.inputs.items()}, self.targets[idx]
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def command_line(name, argv=None):
@@ -219,7 +224,11 @@ class Trainer:
         best weights. -> (model, {"best_epoch", "epochs_run"})."""
         import keras
 
-        from captioner.training.callbacks import EpochCheckpoint, TimeBudget, plot_history
+        from captioner.training.callbacks import (
+            EpochCheckpoint,
+            TimeBudget,
+            plot_history,
+        )
 
         cfg, recipe = self.cfg, self.recipe
         run_dir = run_dir or self.run_dir

@@ -7,8 +7,8 @@ import keras
 import numpy as np
 import pytest
 
-import captioner.training.callbacks as callbacks
 from captioner.errors import InputError
+from captioner.training import callbacks
 from captioner.training.callbacks import BEST, CHECKPOINT, STATE, TrainingRun
 
 

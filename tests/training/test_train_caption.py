@@ -9,7 +9,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from PIL import Image, ImageDraw
 
 from captioner.cli import main

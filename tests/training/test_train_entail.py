@@ -3,8 +3,8 @@
 import json
 
 import keras
-import pytest
 import numpy as np
+import pytest
 
 import captioner  # noqa: F401
 from captioner.cli import main
@@ -78,8 +78,8 @@ def test_ensemble_of_members_with_reverse_pairs_and_resume(tmp_path):
     model = keras.models.load_model(out / "model.keras")
     assert type(model).__name__ == "EntailmentEnsemble" and len(model.members) == 2
     # the ensemble's accuracy is computed from the saved members
-    from captioner.models.entailment import LABELS
     from captioner.data.sick import load_sick
+    from captioner.models.entailment import LABELS
     trial = load_sick(_sick(tmp_path), ["TRIAL"])
     pred = [o.label for o in model.entail([p.premise for p in trial], [p.hypothesis for p in trial])]
     acc = 100 * np.mean([a == p.label for a, p in zip(pred, trial)])

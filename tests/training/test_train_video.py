@@ -3,10 +3,10 @@ a resumed run replays the batches of a straight one, and the saved models load."
 
 import keras
 import pytest
+from training_support import assert_resume_replays_batches, load_test_module
 
 import captioner.backbones
 from captioner.cli import main
-from training_support import assert_resume_replays_batches, load_test_module
 
 vqa_support = load_test_module("models/test_vqa_training.py")
 

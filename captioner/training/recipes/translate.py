@@ -22,7 +22,6 @@ signature in the metrics file. Training stops early on dev BLEU (beam decoding),
 
 import dataclasses
 import logging
-from typing import Optional
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import Recipe
@@ -39,16 +38,16 @@ class Seq2SeqConfig(TrainConfig):
     kind: str = option("attention", choices=("attention", "fixed", "sutskever"),
                        help="attention: Bahdanau BiGRU + attention; fixed: RNNencdec (context every step); "
                             "sutskever: deep LSTM, context only as s0")
-    encoder_cell: Optional[str] = option(None, choices=("gru", "lstm"), help="default: gru (attention), lstm")
-    decoder_cell: Optional[str] = option(None, choices=("gru", "lstm"))
-    encoder_layers: Optional[int] = option(None, help="default: 1 (attention), 2 (others)")
+    encoder_cell: str | None = option(None, choices=("gru", "lstm"), help="default: gru (attention), lstm")
+    decoder_cell: str | None = option(None, choices=("gru", "lstm"))
+    encoder_layers: int | None = option(None, help="default: 1 (attention), 2 (others)")
     reverse_source: bool = option(False, help="read the source right to left (Sutskever)")
     embedding_dim: int = option(256)
     units: int = option(256)
     attention_units: int = option(256)
     dropout: float = option(0.2)
     no_maxout: bool = option(False, help="tanh deep output instead of maxout")
-    steps_per_epoch: Optional[int] = option(None, help="evaluate/checkpoint every N steps")
+    steps_per_epoch: int | None = option(None, help="evaluate/checkpoint every N steps")
     min_count: int = option(2, help="vocabularies: minimum word count")
     max_vocab: int = option(20000, help="vocabularies: most ids (specials included)")
     max_source_length: int = option(40, help="source words kept")
@@ -56,9 +55,9 @@ class Seq2SeqConfig(TrainConfig):
     beam_size: int = option(5, help="beam of the final evaluation and the saved model")
     alpha: float = option(1.0, help="length normalization exponent of the saved model")
     dev_beam_size: int = option(1, help="beam of the per-epoch dev evaluation")
-    dev_limit: Optional[int] = option(1000, help="dev sentences decoded per epoch")
-    eval_limit: Optional[int] = option(None, help="score only the first N held-out sources (smoke runs)")
-    limit: Optional[int] = option(None, help="use only the first N training pairs (smoke runs)")
+    dev_limit: int | None = option(1000, help="dev sentences decoded per epoch")
+    eval_limit: int | None = option(None, help="score only the first N held-out sources (smoke runs)")
+    limit: int | None = option(None, help="use only the first N training pairs (smoke runs)")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -68,8 +67,8 @@ class Config(Seq2SeqConfig):
     reverse: bool = option(False, help="anki: translate column 2 -> column 1 (e.g. French -> English)")
     source: str = option("en", help="multi30k source language")
     target: str = option("de", help="multi30k target language")
-    eval: Optional[str] = option(None, help="parallel: SRC,TGT files of the reported held-out set")
-    dev: Optional[str] = option(None, help="parallel: SRC,TGT files for model selection (default: the --eval files)")
+    eval: str | None = option(None, help="parallel: SRC,TGT files of the reported held-out set")
+    dev: str | None = option(None, help="parallel: SRC,TGT files for model selection (default: the --eval files)")
     dev_size: int = option(1000, help="multi30k: train lines held out for model selection")
     dev_fraction: float = option(0.03, help="anki: English sentences held out as dev")
     test_fraction: float = option(0.05, help="anki: English sentences held out as test")
@@ -106,7 +105,11 @@ class Seq2SeqRecipe(Recipe):
     def prepare(self, trainer):
         from captioner.models.seq2seq import text_tokens
         from captioner.text import Vocabulary
-        from captioner.training.translation_data import BucketedBatches, copyable_positions, grouped_references
+        from captioner.training.translation_data import (
+            BucketedBatches,
+            copyable_positions,
+            grouped_references,
+        )
 
         c = self.cfg
         train, dev, evals, self.eval_name, self.desc, source_lang = self.load_pairs()

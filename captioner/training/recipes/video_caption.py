@@ -20,7 +20,6 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Optional
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import Recipe
@@ -32,7 +31,7 @@ log = logging.getLogger(__name__)
 
 @dataclasses.dataclass(kw_only=True)
 class Config(TrainConfig):
-    data: list = option(nargs=3, action="append", metavar=("CSV", "VIDEOS_DIR", "FEATURES"),
+    data: list = option(nargs=3, action="append", metavar=("CSV", "VIDEOS_DIR", "FEATURES"),  # noqa: RUF009
                         help="an MSVD-style dataset: captions csv, folder of clips, per-clip feature store "
                              "(repeatable)")
     train_split: str = option("train.txt", help="split file beside each csv")
@@ -41,7 +40,7 @@ class Config(TrainConfig):
     backbone: str = option("efficientnet_lite0")
     feature: str = option("pooled", choices=("pooled", "grid"))
     num_frames: int = option(8)
-    fps: Optional[float] = option(None)
+    fps: float | None = option(None)
     min_count: int = option(5)
     max_caption_length: int = option(20)
     embedding_dim: int = option(128)
@@ -53,11 +52,11 @@ class Config(TrainConfig):
     beam_size: int = option(3)
     alpha: float = option(0.0)
     max_length: int = option(20)
-    limit: Optional[int] = option(None, help="use only the first N train clips of each dataset")
-    dev_limit: Optional[int] = option(None)
+    limit: int | None = option(None, help="use only the first N train clips of each dataset")
+    dev_limit: int | None = option(None)
     no_extract: bool = option(False, help="never run the backbone: use only clips whose features are already stored")
-    compare_image_model: Optional[str] = option(None, help="image captioner .keras to compare on photo-pan test photos")
-    compare_images_dir: Optional[str] = option(None, help="folder of the photos named in sources.csv (Flickr8k Images/)")
+    compare_image_model: str | None = option(None, help="image captioner .keras to compare on photo-pan test photos")
+    compare_images_dir: str | None = option(None, help="folder of the photos named in sources.csv (Flickr8k Images/)")
 
 
 def _compare_with_image_model(cfg, entry, beam_size):

@@ -14,7 +14,6 @@ killed run from its last checkpoint.
 
 import dataclasses
 import logging
-from typing import Optional
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
@@ -34,7 +33,7 @@ class Config(TrainConfig):
     feature: str = option("pooled", choices=("pooled", "grid"),
                           help="per-frame pooled vectors, or grids reduced per region (keeps where things are)")
     num_frames: int = option(8, help="frames sampled per clip (N)")
-    fps: Optional[float] = option(None, help="sample at this rate instead of uniformly")
+    fps: float | None = option(None, help="sample at this rate instead of uniformly")
     epochs: int = 40
     batch_size: int = 32
     units: int = option(256)
@@ -42,7 +41,7 @@ class Config(TrainConfig):
     grid_channels: int = option(32)
     dropout: float = option(0.3)
     patience: int = 8
-    limit: Optional[int] = option(None, help="use only the first N train clips (smoke runs)")
+    limit: int | None = option(None, help="use only the first N train clips (smoke runs)")
 
 
 def parse_groups(text):
@@ -66,7 +65,7 @@ def accuracy_report(labels, predictions, class_names):
     for y, p in zip(labels, predictions):
         confusion[y, p] += 1
     per_class = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[i].sum(), 1), 2) for i in range(k)}
-    return {"accuracy": round(100.0 * float((labels == predictions).mean()), 2), "clips": int(len(labels)),
+    return {"accuracy": round(100.0 * float((labels == predictions).mean()), 2), "clips": len(labels),
             "per_class_accuracy": per_class, "confusion": confusion.tolist(), "classes": list(class_names)}
 
 

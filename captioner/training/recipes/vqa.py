@@ -22,10 +22,9 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Optional
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import Recipe, classifier_compile_args
+from captioner.training.trainer import Recipe, classifier_compile_args, read_json
 
 NAME = "vqa"
 HELP = "train a VQA model (stacked attention or pooled baseline) on easy-VQA / VQA v2"
@@ -35,14 +34,14 @@ log = logging.getLogger(__name__)
 @dataclasses.dataclass(kw_only=True)
 class Config(TrainConfig):
     dataset: str = option("easy-vqa", choices=("easy-vqa", "vqa-v2"))
-    data_dir: Optional[str] = option(None, help="easy-VQA: a copy of the package's data folder (default: the "
+    data_dir: str | None = option(None, help="easy-VQA: a copy of the package's data folder (default: the "
                                                 "installed package)")
-    train_questions: Optional[str] = option(None, help="VQA v2: train questions json")
-    train_annotations: Optional[str] = option(None, help="VQA v2: train annotations json")
-    train_images: Optional[str] = option(None, help="VQA v2: folder of the train COCO images")
-    val_questions: Optional[str] = option(None, help="VQA v2: val questions json")
-    val_annotations: Optional[str] = option(None, help="VQA v2: val annotations json")
-    val_images: Optional[str] = option(None, help="VQA v2: folder of the val COCO images")
+    train_questions: str | None = option(None, help="VQA v2: train questions json")
+    train_annotations: str | None = option(None, help="VQA v2: train annotations json")
+    train_images: str | None = option(None, help="VQA v2: folder of the train COCO images")
+    val_questions: str | None = option(None, help="VQA v2: val questions json")
+    val_annotations: str | None = option(None, help="VQA v2: val annotations json")
+    val_images: str | None = option(None, help="VQA v2: folder of the val COCO images")
     features: str = option(help="HDF5 feature store (created/extended as needed)")
     backbone: str = option("efficientnet_lite0")
     # Defaults are the papers' models; --hidden-units, --fusion product, --question-words and
@@ -67,7 +66,7 @@ class Config(TrainConfig):
     epochs: int = 30
     batch_size: int = option(128, help="questions per batch (whole images at a time)")
     dev_fraction: float = option(0.1, help="easy-VQA: train images held out as dev")
-    limit: Optional[int] = option(None, help="use only the first N train images (smoke runs)")
+    limit: int | None = option(None, help="use only the first N train images (smoke runs)")
 
 
 class VQA(Recipe):
@@ -75,14 +74,16 @@ class VQA(Recipe):
     metric = "dev_accuracy"
 
     def prepare(self, trainer):
-        import json
-
         from captioner.features.extract import extract_features
         from captioner.features.store import FeatureStore
         from captioner.io import write_json
         from captioner.models.vqa_classifier import KINDS
         from captioner.text import Vocabulary, tokenize
-        from captioner.training.vqa_data import FeatureSource, QuestionExamples, load_splits
+        from captioner.training.vqa_data import (
+            FeatureSource,
+            QuestionExamples,
+            load_splits,
+        )
 
         c = self.cfg
         train, dev, test, answer_list = load_splits(c)
@@ -101,7 +102,7 @@ class VQA(Recipe):
                 s.questions = [q for q in s.questions if q.image_path not in bad]
         # answer classes and question vocabulary, from the train split
         self.answers = trainer.cached("answers.json", lambda: list(answer_list or train.top_answers(c.num_answers)),
-                                      load=lambda p: json.load(open(p, encoding="utf-8")), save=lambda v, p: write_json(p, v))
+                                      load=read_json, save=lambda v, p: write_json(p, v))
         self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
             [tokenize(q.question) for q in train.questions], min_count=c.min_count))
         index = {a: i for i, a in enumerate(self.answers)}
