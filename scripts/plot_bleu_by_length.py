@@ -22,7 +22,8 @@ import sys
 
 
 def parse_args(argv=None):
-    from captioner.training.train_translate import register
+    from captioner.commands.train import add_recipe_parser
+    from captioner.training.recipes import translate
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append", required=True, help=".keras translator (repeat)")
@@ -36,7 +37,7 @@ def parse_args(argv=None):
     p.add_argument("--min-bin", type=int, default=20, help="merge bins with fewer sentences into the next")
     # the data arguments of `captioner train translate`
     sub = argparse.ArgumentParser().add_subparsers()
-    register(sub)
+    add_recipe_parser(sub, translate)
     recipe = sub.choices["translate"]
     for action in recipe._actions:
         if action.dest in ("format", "data", "reverse", "source", "target", "eval", "dev", "dev_size",
@@ -90,7 +91,7 @@ def main(argv=None):
     from captioner.models.seq2seq import load_translator
     from captioner.text import tokenize
     from captioner.io import atomic_path, write_json
-    from captioner.training.train_translate import corpus_bleu, grouped_references, load_translation_data
+    from captioner.training.translation_data import corpus_bleu, grouped_references, load_translation_data
 
     args.split_elisions = "auto"
     train, dev, evals, eval_name, desc, _ = load_translation_data(args)

@@ -43,7 +43,7 @@ def main(argv=None):
 
     from captioner.models.seq2seq import load_translator
     from captioner.io import write_json
-    from captioner.training.train_translate import evaluate_bleu, grouped_references, load_translation_data
+    from captioner.training.translation_data import evaluate_bleu, grouped_references, load_translation_data
 
     betas = [float(b) for b in args.betas.split(",")]
     model = load_translator(args.model)

@@ -35,7 +35,6 @@ from captioner.metrics.cider import corpus_cider
 from captioner.metrics.rouge import corpus_rouge_l
 from captioner.text.wordnet import load_wordnet
 
-_load_wordnet = load_wordnet  # the old name, for captioner/training/train_entail.py until it imports load_wordnet
 
 __all__ = ["evaluate_captions", "java_available", "METRIC_NAMES"]
 

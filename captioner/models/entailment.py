@@ -40,8 +40,8 @@ import tensorflow as tf
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.tokenizer import tokenize
 from captioner.text.vocabulary import Vocabulary
-from captioner.text.wordnet import (  # noqa: F401  (build_lexicon, build_relations: re-exported)
-    NUM_LEXICON_FEATURES, RELATIONS, WordRelations, build_lexicon, build_relations, lexicon_features,
+from captioner.text.wordnet import (
+    NUM_LEXICON_FEATURES, RELATIONS, WordRelations, lexicon_features,
 )
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")

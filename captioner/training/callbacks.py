@@ -4,6 +4,7 @@ selection and early stopping on a real decoding metric, a history file and a cur
 import json
 import logging
 import os
+import re
 import time
 
 import keras
@@ -19,7 +20,12 @@ HISTORY = "history.json"
 
 
 class TrainingRun:
-    """A run directory: checkpoint (weights + optimizer), state, best weights, history."""
+    """A run directory: checkpoint (weights + optimizer), state, best weights, history.
+
+    The state json is the commit point of an epoch: the weights files are named by epoch
+    (`checkpoint-0003.weights.h5`, `best-0002.weights.h5`) and written first, then the state
+    that names them replaces the previous one in one rename, then the files no state names
+    any more are removed. A kill at any moment leaves a state whose weights are its own."""
 
     def __init__(self, directory):
         self.directory = os.fspath(directory)
@@ -29,31 +35,65 @@ class TrainingRun:
         return os.path.join(self.directory, name)
 
     def has_checkpoint(self):
-        return os.path.exists(self.path(CHECKPOINT)) and os.path.exists(self.path(STATE))
+        return os.path.exists(self.path(STATE))
 
     def load_state(self):
         with open(self.path(STATE), encoding="utf-8") as f:
             return json.load(f)
+
+    def weights_path(self, state, key):
+        """The weights file `state` names (runs of before this scheme: the fixed names)."""
+        name = state.get(key) or {"checkpoint": CHECKPOINT, "best_weights": BEST}[key]
+        path = self.path(name)
+        if not os.path.exists(path):
+            from captioner.errors import InputError
+
+            raise InputError(f"{self.path(STATE)} names {name}, which is missing: the run directory was "
+                             "changed by hand; refusing to resume from it (start afresh in a new --output-dir)")
+        return path
 
     def restore(self, model):
         """Load weights and optimizer state of the last checkpoint; returns the state dict."""
         state = self.load_state()
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
-        model.load_weights(self.path(CHECKPOINT))
+        model.load_weights(self.weights_path(state, "checkpoint"))
         log.info("resumed from %s after epoch %d", self.directory, state["epoch"])
         return state
 
     def resume(self, model, wanted):
-        """(checkpoint state, initial epoch) restored into `model` when `wanted` (--resume) and
-        there is a checkpoint, else (None, 0); says so when a wanted resume finds nothing."""
+        """The checkpoint state restored into `model` when `wanted` (--resume) and there is a
+        checkpoint, else None; says so when a wanted resume finds nothing."""
         if not wanted:
-            return None, 0
+            return None
         if not self.has_checkpoint():
-            log.info("--resume: no checkpoint in %s yet, starting fresh", self.directory)
-            return None, 0
-        state = self.restore(model)
-        return state, state["epoch"]
+            log.info("--resume: no completed epoch in %s yet, starting fresh", self.directory)
+            return None
+        return self.restore(model)
+
+    def commit(self, model, state, improved):
+        """Write epoch `state["epoch"]`'s checkpoint (and best weights when `improved`), then
+        its state in one atomic rename, then drop the files no state names."""
+        epoch = state["epoch"]
+        state["checkpoint"] = f"checkpoint-{epoch:04d}.weights.h5"
+        with atomic_path(self.path(state["checkpoint"])) as tmp:
+            model.save_weights(tmp)  # includes the optimizer's variables
+        if improved:
+            state["best_weights"] = f"best-{epoch:04d}.weights.h5"
+            with atomic_path(self.path(state["best_weights"])) as tmp:
+                model.save_weights(tmp)
+        elif not state.get("best_weights"):
+            state["best_weights"] = BEST  # a run of before this scheme: its best weights keep their name
+        write_json(self.path(STATE), state)  # the commit point
+        keep = {state["checkpoint"], state.get("best_weights")}
+        for name in os.listdir(self.directory):
+            stale = name in (CHECKPOINT, BEST) or re.fullmatch(r"(checkpoint|best)-\d+\.weights\.h5", name)
+            if stale and name not in keep:
+                os.remove(self.path(name))
+
+    def load_best(self, model):
+        """Load the selected (best) weights of the last committed state into `model`."""
+        model.load_weights(self.weights_path(self.load_state(), "best_weights"))
 
 
 def _current_lr(optimizer):
@@ -80,6 +120,7 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self.best = state.get("best", float("-inf"))
         self.best_epoch = state.get("best_epoch", -1)
         self.wait = state.get("wait", 0)
+        self.best_weights = state.get("best_weights")
         self.plot_fn = plot_fn
         self._start = None
 
@@ -104,20 +145,17 @@ class EpochCheckpoint(keras.callbacks.Callback):
         improved = score > self.best
         if improved:
             self.best, self.best_epoch, self.wait = score, epoch + 1, 0
-            with atomic_path(self.run.path(BEST)) as tmp:
-                self.model.save_weights(tmp)
         else:
             self.wait += 1
             if self.lr_decay != 1.0:
                 self.learning_rate = _current_lr(self.model.optimizer) * self.lr_decay
                 self.model.optimizer.learning_rate = self.learning_rate
         entry["learning_rate"] = _current_lr(self.model.optimizer)
-        with atomic_path(self.run.path(CHECKPOINT)) as tmp:
-            self.model.save_weights(tmp)  # includes the optimizer's variables
         state = {"epoch": epoch + 1, "best": self.best, "best_epoch": self.best_epoch,
                  "wait": self.wait, "learning_rate": _current_lr(self.model.optimizer),
-                 "history": self.history}
-        write_json(self.run.path(STATE), state)
+                 "history": self.history, "best_weights": self.best_weights}
+        self.run.commit(self.model, state, improved)
+        self.best_weights = state["best_weights"]
         write_json(self.run.path(HISTORY), self.history)
         if self.plot_fn:
             self.plot_fn(self.history, self.run.directory)
@@ -126,6 +164,23 @@ class EpochCheckpoint(keras.callbacks.Callback):
               + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if k != self.metric_name), flush=True)
         if self.wait >= self.patience:
             print(f"early stopping: no improvement of {self.metric_name} for {self.patience} epochs", flush=True)
+            self.model.stop_training = True
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stop training once `minutes` have passed (the epoch ends early; the checkpoint callback
+    still evaluates and saves it)."""
+
+    def __init__(self, minutes):
+        super().__init__()
+        self.minutes = minutes
+        self.deadline = time.time() + minutes * 60.0
+        self.hit = False
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.time() > self.deadline and not self.hit:
+            self.hit = True
+            print(f"\ntime budget of {self.minutes:g} min reached: stopping after this evaluation", flush=True)
             self.model.stop_training = True
 
 

@@ -1,9 +1,8 @@
-"""Caption training examples over cached features, fed through tf.data."""
+"""Caption training examples over cached features (images or clips), and beam decoding them to text."""
 
 import dataclasses
 
 import numpy as np
-import tensorflow as tf
 
 from captioner.decoding import hypothesis_texts
 from captioner.text import tokenize
@@ -38,27 +37,13 @@ class CaptionExamples:
     def steps_per_epoch(self, batch_size):
         return int(np.ceil(len(self) / batch_size))
 
-    def dataset(self, features, batch_size, seed=0):
-        """tf.data of ({"annotations", "tokens"}, targets): shuffled anew each epoch, each batch
-        cut to its longest caption. `features` is the in-memory (images, R, D) or (images, D) array."""
-        state = {"epoch": 0}
-
-        def batches():
-            rng = np.random.default_rng(seed + state["epoch"])
-            state["epoch"] += 1
-            order = rng.permutation(len(self))
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                width = int(self.lengths[idx].max())
-                toks = self.tokens[idx, :width]
-                yield ({"annotations": features[self.rows[idx]], "tokens": toks[:, :-1]}, toks[:, 1:])
-
-        feat_spec = tf.TensorSpec((None,) + features.shape[1:], tf.as_dtype(features.dtype))
-        spec = ({"annotations": feat_spec, "tokens": tf.TensorSpec((None, None), tf.int32)},
-                tf.TensorSpec((None, None), tf.int32))
-        # repeat(): Keras keeps one iterator across epochs when steps_per_epoch is given; each
-        # pass re-runs the generator, which reshuffles with the next epoch's seed.
-        return tf.data.Dataset.from_generator(batches, output_signature=spec).repeat().prefetch(2)
+    def batches(self, epoch, seed, batch_size):
+        """One pass for `epoch`: (rows into the feature array, tokens cut to the batch's longest
+        caption) per batch, shuffled by (seed, epoch) alone."""
+        order = np.random.default_rng(seed + epoch).permutation(len(self))
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            yield self.rows[idx], self.tokens[idx, :int(self.lengths[idx].max())]
 
 
 def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=100):
@@ -68,4 +53,14 @@ def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_le
         result = model.generate(features[start:start + batch_size], beam_size=beam_size, alpha=alpha,
                                 max_length=max_length)
         out.update(zip(keys[start:start + batch_size], hypothesis_texts(result, vocab)))
+    return out
+
+
+def decode_clips(model, features, mask, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=128):
+    """Beam-decode video feature batches; returns [caption text] in order."""
+    out = []
+    for start in range(0, len(features), batch_size):
+        result = model.generate(features[start:start + batch_size], mask[start:start + batch_size],
+                                beam_size=beam_size, alpha=alpha, max_length=max_length)
+        out += hypothesis_texts(result, vocab)
     return out

@@ -9,7 +9,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from PIL import Image, ImageDraw
 
 from captioner.cli import main
@@ -71,12 +70,16 @@ def test_run_directory_holds_everything(trained):
     history = json.loads((run / "history.json").read_text())
     assert [h["epoch"] for h in history] == [1, 2, 3]  # resumed, not restarted
     assert all("dev_BLEU-4" in h and "loss" in h for h in history)
+    state = json.loads((run / "checkpoint_state.json").read_text())
     for name in ("model.keras", "model.json", "metrics.json", "config.json", "vocabulary.json",
-                 "training_curve.png", "best.weights.h5", "checkpoint.weights.h5", "dev_samples.json"):
+                 "training_curve.png", state["best_weights"], state["checkpoint"], "dev_samples.json"):
         assert (run / name).exists(), name
+    assert state["checkpoint"] == "checkpoint-0003.weights.h5"
+    assert not (run / "checkpoint-0001.weights.h5").exists()  # superseded checkpoints are removed
     card = json.loads((run / "model.json").read_text())
-    assert card["seed"] == 1 and "beam_1" in card["dev_metrics"]
-    assert card["dev_metrics"]["beam_1"]["tool"] in ("coco-caption", "python")
+    assert card["task"] == "caption" and card["seed"] == 1 and "beam_1" in card["metrics"]
+    assert card["metrics"]["split"] == "flickr8k dev" and card["config"]["kind"] == "attention"
+    assert card["metrics"]["beam_1"]["tool"] in ("coco-caption", "python")
     assert not [f for f in os.listdir(run) if f.startswith(".tmp-")]  # atomic writes left nothing
 
 
@@ -149,3 +152,13 @@ def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "REPLICAS 2" in out.stdout
     assert (tmp_path / "run" / "model.keras").exists()
+
+
+def test_resume_replays_the_same_batches(shapes_flickr8k, tmp_path, monkeypatch):
+    from training_support import assert_resume_replays_batches
+
+    features = tmp_path / "features.h5"
+    assert_resume_replays_batches(
+        lambda out, *extra: main(["train", "caption", "--data-dir", str(shapes_flickr8k), "--features", str(features),
+                                  "--output-dir", str(out), *TINY, "--final-eval-beams", "", *extra]),
+        tmp_path, monkeypatch)

@@ -4,6 +4,7 @@ import json
 
 import keras
 import numpy as np
+import pytest
 
 import captioner  # noqa: F401
 from captioner.cli import main
@@ -71,12 +72,14 @@ def test_ensemble_of_members_with_reverse_pairs_and_resume(tmp_path):
     assert "reversed" in config["data"]["train"]
     metrics = json.loads((out / "metrics.json").read_text())
     assert [m["seed"] for m in metrics["members"]] == [5, 6] and len(metrics["best_epoch"]) == 2
-    assert all((out / f"member{k}" / "best.weights.h5").exists() for k in (1, 2))
+    for k in (1, 2):  # each member's checkpoint state names its own best weights
+        state = json.loads((out / f"member{k}" / "checkpoint_state.json").read_text())
+        assert (out / f"member{k}" / state["best_weights"]).exists()
     model = keras.models.load_model(out / "model.keras")
     assert type(model).__name__ == "EntailmentEnsemble" and len(model.members) == 2
     # the ensemble's accuracy is computed from the saved members
-    from captioner.models.entailment import LABELS
     from captioner.data.sick import load_sick
+    from captioner.models.entailment import LABELS
     trial = load_sick(_sick(tmp_path), ["TRIAL"])
     pred = [o.label for o in model.entail([p.premise for p in trial], [p.hypothesis for p in trial])]
     acc = 100 * np.mean([a == p.label for a, p in zip(pred, trial)])
@@ -116,7 +119,7 @@ def test_relatedness_auxiliary_loss_trains_its_head(tmp_path):
 def test_word_relations_are_built_from_wordnet_and_stored_in_the_model(tmp_path):
     import pytest
 
-    from captioner.metrics.caption_metrics import _load_wordnet
+    from captioner.text.wordnet import load_wordnet as _load_wordnet
 
     if _load_wordnet()[0] is None:
         pytest.skip("no WordNet here")
@@ -134,3 +137,15 @@ def test_word_relations_are_built_from_wordnet_and_stored_in_the_model(tmp_path)
     x, _, _ = model.prepare(["a boy is playing"], ["a girl is singing"])
     assert x["relations"].shape == (1, 4, 4, 5)
     assert model.entail(["a boy is playing"], ["a girl is singing"])[0].label
+
+
+@pytest.mark.parametrize("task", ["classify", "generate"])
+def test_resume_replays_the_same_batches(tmp_path, monkeypatch, task):
+    from training_support import assert_resume_replays_batches
+
+    data = _sick(tmp_path)
+    assert_resume_replays_batches(
+        lambda out, *more: main(["train", "entail", "--task", task, "--data", data, "--output-dir", str(out),
+                                 "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--attention-units",
+                                 "8", "--batch-size", "16", "--beam-size", "1", "--patience", "5", *more]),
+        tmp_path, monkeypatch)

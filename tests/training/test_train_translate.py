@@ -10,7 +10,7 @@ import pytest
 import captioner  # noqa: F401
 from captioner.cli import main
 from captioner.text.vocabulary import UNK_ID
-from captioner.training.train_translate import BucketedBatches, copyable_positions
+from captioner.training.translation_data import BucketedBatches, copyable_positions
 
 
 def test_copy_words_are_those_translated_as_themselves():
@@ -98,3 +98,18 @@ def test_attention_lambda_must_be_non_negative(tmp_path, capsys):
     assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
                  str(tmp_path / "r"), "--attention-lambda", "-1"]) != 0
     assert "--attention-lambda -1.0: must be a finite number >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("steps", [None, "3"])
+def test_resume_replays_the_same_batches(tmp_path, monkeypatch, steps):
+    """With --steps-per-epoch (epochs shorter than a pass) too: the resumed run goes on mid-pass."""
+    from training_support import assert_resume_replays_batches
+
+    data = _anki(tmp_path)
+    extra = ["--steps-per-epoch", steps] if steps else []
+    assert_resume_replays_batches(
+        lambda out, *more: main(["train", "translate", "--format", "anki", "--data", data, "--reverse",
+                                 "--output-dir", str(out), "--copy-unk-rate", "0.3", "--embedding-dim", "8",
+                                 "--units", "8", "--attention-units", "8", "--batch-size", "16", "--dev-limit", "5",
+                                 "--eval-limit", "5", "--beam-size", "1", "--patience", "5", *extra, *more]),
+        tmp_path, monkeypatch)

@@ -1,6 +1,5 @@
 """Saving a trained video captioner: one file without optimizer state, same captions after loading."""
 
-import types
 import zipfile
 
 import keras
@@ -9,7 +8,8 @@ import numpy as np
 from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.video_caption_model import VideoCaptionModel
 from captioner.text import Vocabulary
-from captioner.training.train_video_caption import save_video_captioner
+from captioner.training.recipes.video_caption import Config, VideoCaption
+from captioner.training.trainer import inference_copy
 
 
 def test_saved_video_captioner_has_no_optimizer_state_and_same_captions(tmp_path):
@@ -23,10 +23,10 @@ def test_saved_video_captioner_has_no_optimizer_state_and_same_captions(tmp_path
                        vocab.encode(["a", "cat", "sits"], add_start=True, add_end=True)], np.int32)
     model.fit({"features": x, "mask": mask, "tokens": tokens[:, :-1]}, tokens[:, 1:], epochs=2, verbose=0)
     assert model.optimizer.variables  # the trained model has optimizer state to leave out
-    args = types.SimpleNamespace(backbone="efficientnet_lite0", num_frames=3, fps=None, beam_size=2, alpha=0.0,
-                                 max_length=6, feature="pooled", seed=1)
+    recipe = VideoCaption(Config(output_dir=str(tmp_path), data=[], num_frames=3, beam_size=2, max_length=6))
+    recipe.vocab = vocab
     path = str(tmp_path / "video.keras")
-    save_video_captioner(model, vocab, path, args, {}, {"command": None, "datasets": {}, "train_captions": 2})
+    recipe.export(inference_copy(model)).save(path)  # what the Trainer saves
     with zipfile.ZipFile(path) as z:
         import h5py
 

@@ -1,0 +1,187 @@
+"""`captioner train caption`: Show-Attend-Tell (or fc7 Show-and-Tell) on cached features.
+
+    captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k \\
+        --features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention
+
+Features missing from the store are extracted first (resumable). One example per
+(image, caption); model selection and early stopping use dev BLEU-4 from real beam
+decoding. `--resume` continues a killed run from its last checkpoint.
+"""
+
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+
+from captioner.training.config import TrainConfig, option
+from captioner.training.trainer import Recipe
+
+NAME = "caption"
+HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(kw_only=True)
+class Config(TrainConfig):
+    data_dir: str = option(help="dataset folder (Flickr8k layout) or images root (COCO)")
+    format: str = option("flickr8k", choices=("flickr8k", "coco"))
+    karpathy_json: str | None = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
+    train_split: str = option("train")
+    dev_split: str | None = option(None, help="default: dev (flickr8k) / val (coco)")
+    features: str = option(help="HDF5 feature store (created/extended as needed)")
+    backbone: str = option("efficientnet_lite0")
+    kind: str = option("attention", choices=("attention", "fc-init", "fc-concat"))
+    learning_rate: float = 4e-4
+    min_count: int = option(5, help="vocabulary: minimum word count")
+    max_caption_length: int = option(22, help="words kept per training caption")
+    embedding_dim: int = option(256)
+    units: int = option(512)
+    attention_units: int = option(256)
+    projection_dim: int = option(512)
+    dropout: float = option(0.5)
+    attention_lambda: float = option(1.0, help="doubly stochastic regularization")
+    beam_size: int = option(3, help="beam width of dev decoding and the saved model")
+    alpha: float = option(0.0, help="length penalty of the saved model")
+    max_length: int = option(20, help="max generated tokens")
+    lr_decay: float = 0.5
+    limit: int | None = option(None, help="use only the first N train images (smoke runs)")
+    dev_limit: int | None = option(None, help="use only the first N dev images")
+    distribute: str = option("none", choices=("none", "mirrored", "multi-worker"))
+    mixed_precision: bool = option(False, help="train in mixed_bfloat16 (float32 weights, bfloat16 math): ~1.25x "
+                                   "less CPU time per step on CPUs with AVX512_BF16 (scripts/bench_training.py); "
+                                   "the saved model decodes in float32")
+    final_eval_beams: str = option("1,3", help="beam widths of the final coco-caption evaluation")
+
+
+def strategy_for(name):
+    import tensorflow as tf
+
+    if name == "mirrored":
+        # All GPUs, or else every logical CPU device (e.g. CPUs split for testing).
+        gpus = tf.config.list_logical_devices("GPU")
+        return tf.distribute.MirroredStrategy(devices=[d.name for d in (gpus or tf.config.list_logical_devices("CPU"))])
+    if name == "multi-worker":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    return tf.distribute.get_strategy()
+
+
+class Caption(Recipe):
+    task = "caption"
+    metric = "dev_BLEU-4"
+
+    def _split(self, split):
+        from captioner.data import load_coco_karpathy, load_flickr8k
+        from captioner.errors import InputError
+
+        if self.cfg.format == "flickr8k":
+            return load_flickr8k(self.cfg.data_dir, split=split)
+        if not self.cfg.karpathy_json:
+            raise InputError("--format coco needs --karpathy-json")
+        return load_coco_karpathy(self.cfg.karpathy_json, self.cfg.data_dir, split=split)
+
+    def prepare(self, trainer):
+        from captioner.features.extract import extract_features
+        from captioner.features.store import FeatureStore
+        from captioner.models.caption_decoder_model import KINDS
+        from captioner.text import Vocabulary, tokenize
+        from captioner.training.caption_data import CaptionExamples
+
+        cfg = self.cfg
+        self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
+        self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
+        train, dev = self._split(cfg.train_split), self._split(self.dev_split)
+        train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
+        dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
+        needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
+        report = extract_features(needed, cfg.features, backbone=cfg.backbone, ids=[os.path.basename(p) for p in needed])
+        if report.failed:
+            bad = {p for p, _ in report.failed}
+            log.warning("%d images could not be read and are left out", len(bad))
+            train.image_paths = [p for p in train.image_paths if p not in bad]
+            dev.image_paths = [p for p in dev.image_paths if p not in bad]
+        feature = KINDS[cfg.kind][0]
+        with FeatureStore(cfg.features) as store:
+            def load(paths):
+                ids = [os.path.basename(p) for p in paths]
+                return store.load(ids, grid=feature == "grid", pooled=feature == "pooled")[feature]
+            self.train_feats, self.dev_feats, self.backbone = load(train.image_paths), load(dev.image_paths), store.backbone
+        self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
+            [tokenize(c) for p in train.image_paths for c in train.captions[p]], min_count=cfg.min_count))
+        log.info("vocabulary: %d words (min count %d)", len(self.vocab), cfg.min_count)
+        self.examples = CaptionExamples.build(train, self.vocab, cfg.max_caption_length)
+        self.dev, self.references = dev, {p: dev.captions[p] for p in dev.image_paths}
+        self.data = {"format": cfg.format, "data_dir": cfg.data_dir, "train_split": cfg.train_split,
+                     "train_images": len(train.image_paths), "train_captions": len(self.examples)}
+        return {"backbone": self.backbone, "vocab_size": len(self.vocab), "train_images": len(train.image_paths),
+                "train_captions": len(self.examples), "dev_images": len(dev.image_paths), "data": self.data}
+
+    @contextlib.contextmanager
+    def model_scope(self):
+        import keras
+
+        if not hasattr(self, "_strategy"):
+            self._strategy = strategy_for(self.cfg.distribute)
+        previous = keras.mixed_precision.global_policy().name
+        if self.cfg.mixed_precision:
+            keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
+        try:
+            with self._strategy.scope():
+                yield
+        finally:
+            keras.mixed_precision.set_global_policy(previous)
+
+    def build_model(self, seed):
+        from captioner.models.caption_decoder_model import CaptionDecoderModel
+
+        c = self.cfg
+        return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
+                                   projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
+                                   attention_units=c.attention_units, dropout=c.dropout,
+                                   attention_lambda=c.attention_lambda)
+
+    def steps_per_pass(self):
+        return self.examples.steps_per_epoch(self.cfg.batch_size)
+
+    def batches(self, epoch, seed):
+        for rows, toks in self.examples.batches(epoch, seed, self.cfg.batch_size):
+            yield {"annotations": self.train_feats[rows], "tokens": toks[:, :-1]}, toks[:, 1:]
+
+    def decode(self, model, beam_size=None, tool="python", meteor=True):
+        from captioner.metrics import evaluate_captions
+        from captioner.training.caption_data import decode_captions
+
+        hyps = decode_captions(model, self.dev_feats, self.dev.image_paths, self.vocab,
+                               beam_size=beam_size or self.cfg.beam_size, alpha=self.cfg.alpha,
+                               max_length=self.cfg.max_length)
+        return evaluate_captions(self.references, hyps, tool=tool, meteor=meteor), hyps
+
+    def evaluate_dev(self, model):
+        scores, _ = self.decode(model, meteor=False)
+        return {"dev_BLEU-4": scores["BLEU-4"], "dev_CIDEr": scores["CIDEr"]}
+
+    def evaluate(self, model, trainer):
+        from captioner.io import write_json
+
+        metrics = {"split": f"{self.cfg.format} {self.dev_split}", "images": len(self.dev.image_paths)}
+        for beam in [int(b) for b in self.cfg.final_eval_beams.split(",") if b]:
+            t = time.perf_counter()
+            scores, _ = self.decode(model, beam_size=beam, tool="auto")
+            metrics[f"beam_{beam}"] = {**scores, "decode_seconds": round(time.perf_counter() - t, 1)}
+            log.info("dev beam %d: %s", beam, scores)
+        _, hyps = self.decode(model, meteor=False)
+        write_json(trainer.run_dir.path("dev_samples.json"), [
+            {"image": os.path.basename(p), "caption": hyps[p], "references": self.references[p][:2]}
+            for p in self.dev.image_paths[:20]])
+        return metrics
+
+    def export(self, model):
+        from captioner.backbones import get_backbone
+        from captioner.models.image_captioner import ImageCaptioner
+
+        c = self.cfg
+        return ImageCaptioner(get_backbone(self.backbone).model, model, self.vocab, beam_size=c.beam_size,
+                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": c.kind, "seed": c.seed})
+
+
+RECIPE = Caption

@@ -1,0 +1,196 @@
+"""`captioner train translate`: attention (Bahdanau) or fixed-context (Sutskever / RNNencdec)
+sentence-to-sentence models, on Anki/Tatoeba pairs, Multi30k or any parallel line files.
+
+    captioner train translate --format anki --data ../shared/datasets/anki-fra-eng/fra.txt \\
+        --reverse --output-dir runs/anki_fr_en --model-out assets/models/anki_fr_en.keras
+
+    captioner train translate --format multi30k --data ../shared/datasets/multi30k \\
+        --source en --target de --output-dir runs/multi30k_en_de
+
+Held-out data:
+* anki: deterministic splits by the English sentence (md5 buckets: dev 3%, test 5%), so no
+  English sentence is in two splits; a held-out pair whose other-language side also occurs in
+  train is dropped. Model selection on dev, the reported BLEU on test; a source with several
+  translations in its split is scored against all of them.
+* multi30k: the last --dev-size train lines select the model, the reported BLEU is on `val`.
+* parallel: --data SRC,TGT train files and --eval SRC,TGT (and optionally --dev SRC,TGT).
+
+BLEU is sacrebleu's corpus BLEU on detokenized, lower-cased text (the models write lower case),
+signature in the metrics file. Training stops early on dev BLEU (beam decoding), and
+--time-budget stops it after that many minutes, keeping the best epoch.
+"""
+
+import dataclasses
+import logging
+
+from captioner.training.config import TrainConfig, option
+from captioner.training.trainer import Recipe
+
+NAME = "translate"
+HELP = "train an attention (Bahdanau) or fixed-context (Sutskever) translator"
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(kw_only=True)
+class Seq2SeqConfig(TrainConfig):
+    """The model options shared with `captioner train entail --task generate`."""
+
+    kind: str = option("attention", choices=("attention", "fixed", "sutskever"),
+                       help="attention: Bahdanau BiGRU + attention; fixed: RNNencdec (context every step); "
+                            "sutskever: deep LSTM, context only as s0")
+    encoder_cell: str | None = option(None, choices=("gru", "lstm"), help="default: gru (attention), lstm")
+    decoder_cell: str | None = option(None, choices=("gru", "lstm"))
+    encoder_layers: int | None = option(None, help="default: 1 (attention), 2 (others)")
+    reverse_source: bool = option(False, help="read the source right to left (Sutskever)")
+    embedding_dim: int = option(256)
+    units: int = option(256)
+    attention_units: int = option(256)
+    dropout: float = option(0.2)
+    no_maxout: bool = option(False, help="tanh deep output instead of maxout")
+    steps_per_epoch: int | None = option(None, help="evaluate/checkpoint every N steps")
+    min_count: int = option(2, help="vocabularies: minimum word count")
+    max_vocab: int = option(20000, help="vocabularies: most ids (specials included)")
+    max_source_length: int = option(40, help="source words kept")
+    max_target_length: int = option(40, help="target words kept in training; decoding stops at this many + 10")
+    beam_size: int = option(5, help="beam of the final evaluation and the saved model")
+    alpha: float = option(1.0, help="length normalization exponent of the saved model")
+    dev_beam_size: int = option(1, help="beam of the per-epoch dev evaluation")
+    dev_limit: int | None = option(1000, help="dev sentences decoded per epoch")
+    eval_limit: int | None = option(None, help="score only the first N held-out sources (smoke runs)")
+    limit: int | None = option(None, help="use only the first N training pairs (smoke runs)")
+
+
+@dataclasses.dataclass(kw_only=True)
+class Config(Seq2SeqConfig):
+    format: str = option(choices=("anki", "multi30k", "parallel"))
+    data: str = option(help="anki: the TSV file; multi30k: the folder; parallel: SRC,TGT train files")
+    reverse: bool = option(False, help="anki: translate column 2 -> column 1 (e.g. French -> English)")
+    source: str = option("en", help="multi30k source language")
+    target: str = option("de", help="multi30k target language")
+    eval: str | None = option(None, help="parallel: SRC,TGT files of the reported held-out set")
+    dev: str | None = option(None, help="parallel: SRC,TGT files for model selection (default: the --eval files)")
+    dev_size: int = option(1000, help="multi30k: train lines held out for model selection")
+    dev_fraction: float = option(0.03, help="anki: English sentences held out as dev")
+    test_fraction: float = option(0.05, help="anki: English sentences held out as test")
+    split_elisions: str = option("auto", choices=("auto", "yes", "no"),
+                                 help="split French elisions (l'afrique -> l' afrique) on the source side; "
+                                      "auto: for French")
+    copy_unk_rate: float = option(0.0, metavar="P", help=(
+        "teach the model to pass through words it has never seen (names): in each batch, replace a word "
+        "written the same on both sides (tom, paris, 1984) by <unk> on both sides with probability P, so an "
+        "unknown source word yields <unk>, which decoding then replaces with the source word it attends to "
+        "(0: off)"))
+    attention_lambda: float = option(0.0, metavar="L", help=(
+        "attention kind: add the doubly stochastic attention penalty (the captioner's, Xu et al. 2015) over "
+        "the source words, weight L, so that every source word is attended to (0: off)"))
+
+
+class Seq2SeqRecipe(Recipe):
+    """Sentence pairs -> Seq2Seq, selected on dev BLEU; the pairs come from `load_pairs`."""
+
+    metric = "dev_BLEU"
+
+    def load_pairs(self):
+        """-> (train pairs, dev pairs, held-out pairs, held-out split name, description, source language)."""
+        raise NotImplementedError
+
+    def check(self):
+        from captioner.errors import InputError, check_non_negative
+
+        copy_rate = getattr(self.cfg, "copy_unk_rate", 0.0)
+        if not 0.0 <= copy_rate < 1.0:  # checked before the run directory or a vocabulary is written
+            raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
+        check_non_negative("--attention-lambda", getattr(self.cfg, "attention_lambda", 0.0))
+
+    def prepare(self, trainer):
+        from captioner.models.seq2seq import text_tokens
+        from captioner.text import Vocabulary
+        from captioner.training.translation_data import (
+            BucketedBatches,
+            copyable_positions,
+            grouped_references,
+        )
+
+        c = self.cfg
+        train, dev, evals, self.eval_name, self.desc, source_lang = self.load_pairs()
+        train = train[: c.limit] if c.limit else train
+        split = getattr(c, "split_elisions", "no")
+        self.src_tok = {"split_elisions": split == "yes" or (split == "auto" and source_lang == "fr")}
+        src = [text_tokens(p.source, self.src_tok)[: c.max_source_length] for p in train]
+        tgt = [text_tokens(p.target, {})[: c.max_target_length] for p in train]
+        keep = [i for i in range(len(train)) if src[i] and tgt[i]]
+        src, tgt = [src[i] for i in keep], [tgt[i] for i in keep]
+        self.src_vocab, self.tgt_vocab = (trainer.cached(f"{side}_vocabulary.json", lambda t=tokens: Vocabulary.build(
+            t, min_count=c.min_count, max_size=c.max_vocab)) for side, tokens in (("source", src), ("target", tgt)))
+        log.info("%d training pairs; vocabularies: source %d, target %d", len(keep), len(self.src_vocab),
+                 len(self.tgt_vocab))
+        copy_rate = getattr(c, "copy_unk_rate", 0.0)
+        copies = copyable_positions(src, tgt) if copy_rate else None
+        self.pairs = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
+                                     [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
+                                     copy_positions=copies, copy_unk_rate=copy_rate)
+        self.dev_refs, self.eval_refs = grouped_references(dev), grouped_references(evals)
+        self.layers = c.encoder_layers or (1 if c.kind == "attention" else 2)
+        self.selection = f"dev BLEU (sacrebleu, beam {c.dev_beam_size}, first {c.dev_limit} dev sources)"
+        return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
+                "train_pairs": len(keep), "dev_sources": len(self.dev_refs), "eval_sources": len(self.eval_refs),
+                "encoder_layers": self.layers, "source_tokenizer": self.src_tok, "data": self.desc}
+
+    def build_model(self, seed):
+        from captioner.models.seq2seq import Seq2Seq
+
+        c = self.cfg
+        return Seq2Seq(
+            self.src_vocab, self.tgt_vocab, kind=c.kind, embedding_dim=c.embedding_dim, units=c.units,
+            attention_units=c.attention_units, encoder_cell=c.encoder_cell, decoder_cell=c.decoder_cell,
+            encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,
+            source_tokenizer=self.src_tok, target_tokenizer={}, max_source_length=c.max_source_length,
+            beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_target_length + 10,
+            attention_lambda=getattr(c, "attention_lambda", 0.0),
+            training_config={"task": self.task, "seed": c.seed, "data": self.desc})
+
+    def steps_per_pass(self):
+        return len(self.pairs)
+
+    def batches(self, epoch, seed):
+        return self.pairs.batches(epoch, seed)
+
+    def evaluate_dev(self, model):
+        from captioner.training.translation_data import evaluate_bleu
+
+        scores, _ = evaluate_bleu(model, self.dev_refs, self.cfg.dev_beam_size, self.cfg.alpha, limit=self.cfg.dev_limit)
+        return {"dev_BLEU": scores["BLEU"]}
+
+    def evaluate(self, model, trainer):
+        from captioner.io import atomic_path, write_json
+        from captioner.training.translation_data import evaluate_bleu
+
+        c, name = self.cfg, self.eval_name
+        metrics = {"split": name, "eval_split": name, "steps_per_epoch": c.steps_per_epoch or len(self.pairs)}
+        metrics[f"{name}_beam{c.beam_size}"], hyps = evaluate_bleu(model, self.eval_refs, c.beam_size, c.alpha,
+                                                                 limit=c.eval_limit)
+        metrics[f"{name}_greedy"], _ = evaluate_bleu(model, self.eval_refs, 1, c.alpha, limit=c.eval_limit)
+        log.info("%s BLEU beam %d: %.2f, greedy %.2f", name, c.beam_size, metrics[f"{name}_beam{c.beam_size}"]["BLEU"],
+                 metrics[f"{name}_greedy"]["BLEU"])
+        self.samples = [{"source": s, "hypothesis": h, "references": r}
+                        for (s, r), h in zip(self.eval_refs[:30], hyps[:30])]
+        write_json(trainer.run_dir.path("eval_samples.json"), self.samples)
+        with atomic_path(trainer.run_dir.path("eval_hypotheses.txt")) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            f.write("".join(h + "\n" for h in hyps))
+        return metrics
+
+    def card_extra(self):
+        return {"samples": self.samples[:10],
+                "load": "import captioner, keras; m = keras.models.load_model(PATH); m.translate([...])"}
+
+
+class Translate(Seq2SeqRecipe):
+    task = "translate"
+
+    def load_pairs(self):
+        from captioner.training.translation_data import load_translation_data
+
+        return load_translation_data(self.cfg)
+
+
+RECIPE = Translate

@@ -1,0 +1,295 @@
+"""One Trainer for every task: the life of a run that all recipes share.
+
+    seed -> run directory -> recipe.prepare (data; vocabularies built, or reused on --resume)
+    -> config.json -> model (compiled: Adam, clipnorm 5) -> resume from the last committed
+    checkpoint -> fit (epoch e's batches are a pure function of (seed, e); per epoch: real
+    decoding on dev, best weights, atomic checkpoint, history, curve plot, lr decay on
+    plateau, early stopping; time budget; TensorBoard) -> best weights -> held-out metrics
+    -> a weight-identical float32 inference copy -> atomic .keras + its ModelCard.
+
+A recipe (`captioner/training/recipes/<task>.py`) subclasses `Recipe` and supplies only what
+differs. No TensorFlow at import time (the CLI imports recipes to build `-h`).
+"""
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import shlex
+import sys
+import time
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class Recipe:
+    """What a task supplies to the Trainer. `self.cfg` is its config dataclass."""
+
+    task = None          # the ModelCard task
+    metric = None        # the key of `evaluate_dev()` that selects the model (higher is better)
+    selection = ""       # how the model is selected, in words (metrics and card)
+    verbose = 1          # Keras fit's progress: 1 a bar, 2 one line per epoch
+    notes = ""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    @classmethod
+    def make(cls, cfg):
+        return cls(cfg)
+
+    def check(self):
+        """Refuse a bad config before anything is written."""
+
+    def prepare(self, trainer):
+        """Load the data, build or reuse the vocabularies (`trainer.cached`); returns what
+        config.json should say beside the config (counts, data description)."""
+        raise NotImplementedError
+
+    def model_scope(self):
+        """Context in which the model is built and compiled (distribution, precision policy)."""
+        return contextlib.nullcontext()
+
+    def build_model(self, seed):
+        raise NotImplementedError
+
+    def compile_args(self):
+        """loss (and metrics) for `model.compile`: by default a generator's masked per-token
+        cross-entropy; classifiers return `classifier_compile_args()`."""
+        from captioner.models.caption_decoder_model import masked_sparse_ce
+
+        return {"loss": masked_sparse_ce}
+
+    def optimizer(self):
+        import keras
+
+        return keras.optimizers.Adam(self.cfg.learning_rate, clipnorm=5.0)
+
+    def on_model_ready(self, model, state):
+        """After the checkpoint (if any) is restored, before training (`state` None: fresh)."""
+
+    def steps_per_pass(self):
+        """Batches in one pass over the training data: the same for every epoch (Keras fit
+        takes the first epoch's count for all that follow)."""
+        raise NotImplementedError
+
+    def batches(self, epoch, seed):
+        """One pass over the training data for `epoch`: (inputs, targets) numpy batches, in an
+        order that depends on (seed, epoch) only."""
+        raise NotImplementedError
+
+    def evaluate_dev(self, model):
+        """Per-epoch dev figures: {self.metric: float, ...} from real decoding."""
+        raise NotImplementedError
+
+    def train(self, trainer):
+        """-> (trained model with its selected weights, info for the metrics)."""
+        with self.model_scope():
+            model = self.build_model(self.cfg.seed)
+        return trainer.fit(model)
+
+    def evaluate(self, model, trainer):
+        """Held-out metrics of the selected weights; `metrics["split"]` names the split."""
+        raise NotImplementedError
+
+    def export(self, model):
+        """The model file to save, around the float32 inference copy `model`."""
+        return model
+
+    def card_data(self, trainer):
+        return trainer.info.get("data", {})
+
+    def card_extra(self):
+        return {}
+
+
+def classifier_compile_args():
+    """Cross-entropy over class logits, and accuracy in the progress bar."""
+    import keras
+
+    return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+
+
+class ArrayBatches:
+    """Batches of in-memory arrays (dict of inputs, targets) in a fresh order each epoch."""
+
+    def __init__(self, inputs, targets, batch_size):
+        self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
+
+    def __len__(self):
+        return (len(self.targets) + self.batch_size - 1) // self.batch_size
+
+    def __call__(self, epoch, seed):
+        order = np.random.default_rng(seed + epoch).permutation(len(self.targets))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            yield {k: v[idx] for k, v in self.inputs.items()}, self.targets[idx]
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def command_line(name, argv=None):
+    """The `captioner train NAME ...` command of this process, or None when run otherwise."""
+    argv = sys.argv if argv is None else argv
+    if name in argv:
+        return "captioner train " + " ".join(shlex.quote(a) for a in argv[argv.index(name):])
+    return None
+
+
+def inference_copy(model):
+    """An uncompiled float32 copy with the same weights: the saved file carries no optimizer
+    state and decodes in float32 whatever the training policy."""
+    if hasattr(model, "inference_copy"):
+        return model.inference_copy()
+    from captioner.models.pixel_model import inference_copy as float32_copy
+
+    return float32_copy(model)
+
+
+def _signature(batch):
+    """tf.TensorSpecs of a batch: the batch dimension free, and both dimensions of 2-D integer
+    arrays (token sequences, each batch cut to its longest)."""
+    import tensorflow as tf
+
+    def spec(a):
+        a = np.asarray(a)
+        free = a.ndim == 2 and np.issubdtype(a.dtype, np.integer)
+        return tf.TensorSpec((None, None) if free else (None,) + a.shape[1:], tf.as_dtype(a.dtype))
+
+    return tf.nest.map_structure(spec, batch)
+
+
+class Trainer:
+    """Runs one recipe: see the module docstring."""
+
+    batch_hook = None  # tests: called as hook(epoch, step, batch) for every batch handed to fit
+
+    def __init__(self, recipe, command=None):
+        self.recipe, self.cfg, self.command = recipe, recipe.cfg, command
+        self.run_dir, self.info = None, {}
+
+    # -- the run -------------------------------------------------------------------------
+    def run(self):
+        import keras
+
+        from captioner.io import write_json
+        from captioner.training.callbacks import TrainingRun
+
+        cfg, recipe = self.cfg, self.recipe
+        recipe.check()
+        keras.utils.set_random_seed(cfg.seed)
+        self.run_dir = TrainingRun(cfg.output_dir)
+        self.info = recipe.prepare(self) or {}
+        self.config = {**dataclasses.asdict(cfg), **self.info}
+        write_json(self.run_dir.path("config.json"), {**self.config, "command": self.command})
+        t0 = time.perf_counter()
+        model, fit_info = recipe.train(self)
+        metrics = {"selection": recipe.selection, **fit_info,
+                   "train_minutes_this_process": round((time.perf_counter() - t0) / 60, 1)}
+        metrics.update(recipe.evaluate(model, self))
+        write_json(self.run_dir.path("metrics.json"), metrics)
+        path = self.save(model, metrics)
+        print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, (dict, list))}, indent=2,
+                         ensure_ascii=False))
+        print(f"saved {path}")
+        return 0
+
+    def cached(self, name, build, load=None, save=None):
+        """A file of the run directory (a vocabulary, an answer list): reused when resuming,
+        else built and saved. Default: a `Vocabulary`."""
+        from captioner.text import Vocabulary
+
+        load = load or Vocabulary.load
+        save = save or (lambda value, path: value.save(path))
+        path = self.run_dir.path(name)
+        if self.cfg.resume and os.path.exists(path):
+            return load(path)
+        value = build()
+        save(value, path)
+        return value
+
+    # -- training ------------------------------------------------------------------------
+    def fit(self, model, run_dir=None, seed=None):
+        """Compile, restore the last checkpoint (--resume), train with dev selection, load the
+        best weights. -> (model, {"best_epoch", "epochs_run"})."""
+        import keras
+
+        from captioner.training.callbacks import (
+            EpochCheckpoint,
+            TimeBudget,
+            plot_history,
+        )
+
+        cfg, recipe = self.cfg, self.recipe
+        run_dir = run_dir or self.run_dir
+        seed = cfg.seed if seed is None else seed
+        with recipe.model_scope():
+            model.compile(optimizer=recipe.optimizer(), **recipe.compile_args())
+        state = run_dir.resume(model, cfg.resume)
+        recipe.on_model_ready(model, state)
+        initial_epoch = state["epoch"] if state else 0
+        checkpoint = EpochCheckpoint(run_dir, lambda: recipe.evaluate_dev(model), recipe.metric,
+                                     patience=cfg.patience, state=state, lr_decay=cfg.lr_decay,
+                                     plot_fn=lambda h, d: plot_history(h, d, recipe.metric))
+        callbacks = [checkpoint, keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
+        if cfg.time_budget:
+            callbacks.append(TimeBudget(cfg.time_budget))
+        if initial_epoch < cfg.epochs and not (state and state.get("wait", 0) >= cfg.patience):
+            dataset, steps = self._dataset(seed, initial_epoch)
+            model.fit(dataset, epochs=cfg.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps,
+                      callbacks=callbacks, verbose=recipe.verbose, shuffle=False)  # the order is ours
+        run_dir.load_best(model)
+        return model, {"best_epoch": checkpoint.best_epoch, "epochs_run": len(checkpoint.history)}
+
+    def _dataset(self, seed, initial_epoch):
+        """tf.data of the training batches from epoch `initial_epoch` on, and the steps per
+        epoch S (--steps-per-epoch, else one pass). One endless stream: epoch e is steps
+        [e * S, (e + 1) * S) of passes 0, 1, 2, ..., pass p shuffled by (seed, p) alone, so a
+        resumed run goes on exactly where it stopped, mid-pass if need be."""
+        import tensorflow as tf
+
+        recipe, hook = self.recipe, type(self).batch_hook
+        per_pass = recipe.steps_per_pass()
+        steps = getattr(self.cfg, "steps_per_epoch", None) or per_pass
+
+        def stream():
+            step = initial_epoch * steps
+            p, skip = divmod(step, per_pass)
+            while True:
+                for k, batch in enumerate(recipe.batches(p, seed)):
+                    if k >= skip:
+                        if hook:
+                            hook(step // steps, step % steps, batch)
+                        step += 1
+                        yield batch
+                p, skip = p + 1, 0
+
+        spec = _signature(next(iter(recipe.batches(0, seed))))
+        return tf.data.Dataset.from_generator(stream, output_signature=spec).prefetch(2), steps
+
+    # -- the saved model -----------------------------------------------------------------
+    def save(self, model, metrics):
+        """The inference copy, wrapped by the recipe, saved atomically with its ModelCard."""
+        from captioner.io import atomic_path
+        from captioner.model_card import ModelCard
+
+        path = self.cfg.model_out or self.run_dir.path("model.keras")
+        final = self.recipe.export(inference_copy(model))
+        with atomic_path(path, ".keras") as tmp:
+            final.save(tmp)
+        ModelCard(model=os.path.basename(path), task=self.recipe.task, command=self.command, seed=self.cfg.seed,
+                  data=self.recipe.card_data(self), config={k: v for k, v in self.config.items() if k != "data"},
+                  metrics=metrics, notes=self.recipe.notes, extra=self.recipe.card_extra()).save(path)
+        return path
+
+
+def run_recipe(module, cfg):
+    """`captioner train NAME`: the recipe of `module` over `cfg`, by the Trainer."""
+    return Trainer(module.RECIPE.make(cfg), command_line(module.NAME)).run()
