@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install app test test-fast system-deps clean
+.PHONY: install app test test-fast lint system-deps clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -28,7 +28,10 @@ system-deps:
 app: $(STAMP)
 	$(VENV)/bin/streamlit run apps/app.py --server.headless true
 
-test: $(STAMP) system-deps
+lint: $(STAMP)
+	$(VENV)/bin/ruff check captioner apps scripts tests
+
+test: $(STAMP) system-deps lint
 	$(PY) -m pytest -n 2 -q
 
 test-fast: $(STAMP)

@@ -1,6 +1,5 @@
 """Shared helpers of the benchmarks: timing, peak memory, a results table and JSON."""
 
-import json
 import os
 import platform
 import resource

@@ -16,9 +16,11 @@ same on every machine:
 * BBC News (no threads, no known time order): the split of the headline task
   (`captioner.data.headlines.split_bbc_headlines`), so both BBC tasks share one dev set. It
   keeps copies together: the copy holds 111 pairs of identical articles and more re-published
-  ones, and a split by file alone put 21 of its dev articles' copies in train. The lists were made from the copies in ../shared/datasets (20 Newsgroups bydate train,
-11,314 posts; BBC News, 2,004 of the 2,225 articles) and are shipped with the package; rerunning
-this on the same data rewrites identical files.
+  ones, and a split by file alone put 21 of its dev articles' copies in train.
+
+The lists were made from the copies in ../shared/datasets (20 Newsgroups bydate train, 11,314
+posts; BBC News, 2,004 of the 2,225 articles) and are shipped with the package; rerunning this
+on the same data rewrites identical files.
 """
 
 import argparse

@@ -16,7 +16,6 @@ the numbers beside it.
 """
 
 import argparse
-import json
 import os
 import sys
 

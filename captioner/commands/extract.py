@@ -38,6 +38,6 @@ def run(args):
     )
     print(f"stored {report.stored} images ({report.images_per_second:.1f} img/s), "
           f"{report.skipped} already present, {len(report.failed)} failed -> {args.output}")
-    for path, error in report.failed:
+    for _path, error in report.failed:
         print(f"  failed: {error}", file=sys.stderr)
     return 1 if report.failed else 0

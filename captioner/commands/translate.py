@@ -115,7 +115,7 @@ def translate_lines(model, lines, args, write):
                 except Exception as e1:  # noqa: BLE001 - reported, the line stays empty
                     warn(f"line {n}: cannot be translated ({type(e1).__name__}: {e1}); wrote an empty line")
                     results.append(None)
-        for (n, original), text, result in zip(chunk, texts, results):
+        for (n, _original), text, result in zip(chunk, texts, results):
             if result is None:
                 write("")
                 continue

@@ -100,66 +100,666 @@ __all__ = [
 
 TYPES = ("object", "number", "color", "location", "yesno")
 
-DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my", "your", "our", "some", "another", "each", "every", "several", "many", "few"])
-NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                "nine": 9, "ten": 10}
+DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "his",
+        "her",
+        "their",
+        "its",
+        "my",
+        "your",
+        "our",
+        "some",
+        "another",
+        "each",
+        "every",
+        "several",
+        "many",
+        "few",
+    ]
+)
+NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items()}
-COLORS = {"black": "black", "white": "white", "brown": "brown", "red": "red", "blue": "blue",
-          "green": "green", "yellow": "yellow", "orange": "orange", "pink": "pink",
-          "purple": "purple", "gray": "gray", "grey": "gray", "tan": "tan", "silver": "silver",
-          "blond": "blond", "blonde": "blond", "golden": "gold", "gold": "gold"}
-PLACE_PREPS = frozenset(["in", "on", "at", "near", "through", "across", "along", "into", "onto", "under",
-                         "by", "beside", "behind", "inside", "outside", "around", "in_front_of",
-                         "next_to", "on_top_of", "in_the_middle_of", "underneath", "beneath",
-                         "among", "between", "alongside"])
-OBJECT_PREPS = frozenset(["over", "with", "toward", "towards", "from", "past", "off", "against",
-                          "up", "down", "out_of", "for", "to", "above", "below", "of"])
+COLORS = {
+    "black": "black",
+    "white": "white",
+    "brown": "brown",
+    "red": "red",
+    "blue": "blue",
+    "green": "green",
+    "yellow": "yellow",
+    "orange": "orange",
+    "pink": "pink",
+    "purple": "purple",
+    "gray": "gray",
+    "grey": "gray",
+    "tan": "tan",
+    "silver": "silver",
+    "blond": "blond",
+    "blonde": "blond",
+    "golden": "gold",
+    "gold": "gold",
+}
+PLACE_PREPS = frozenset(
+    [
+        "in",
+        "on",
+        "at",
+        "near",
+        "through",
+        "across",
+        "along",
+        "into",
+        "onto",
+        "under",
+        "by",
+        "beside",
+        "behind",
+        "inside",
+        "outside",
+        "around",
+        "in_front_of",
+        "next_to",
+        "on_top_of",
+        "in_the_middle_of",
+        "underneath",
+        "beneath",
+        "among",
+        "between",
+        "alongside",
+    ]
+)
+OBJECT_PREPS = frozenset(
+    [
+        "over",
+        "with",
+        "toward",
+        "towards",
+        "from",
+        "past",
+        "off",
+        "against",
+        "up",
+        "down",
+        "out_of",
+        "for",
+        "to",
+        "above",
+        "below",
+        "of",
+    ]
+)
 # Verbs after which "at" introduces the thing looked at, not a place.
-AT_OBJECT_VERBS = frozenset(["pull", "pulling", "tug", "tugging", "chew", "chewing", "bite", "biting", "grab", "grabbing", "hold", "holding", "look", "looking", "stare", "staring", "watch", "watching", "bark", "barking", "smile", "smiling", "point", "pointing", "wave", "waving", "laugh", "laughing", "yell", "yelling", "glance", "glancing"])
+AT_OBJECT_VERBS = frozenset(
+    [
+        "pull",
+        "pulling",
+        "tug",
+        "tugging",
+        "chew",
+        "chewing",
+        "bite",
+        "biting",
+        "grab",
+        "grabbing",
+        "hold",
+        "holding",
+        "look",
+        "looking",
+        "stare",
+        "staring",
+        "watch",
+        "watching",
+        "bark",
+        "barking",
+        "smile",
+        "smiling",
+        "point",
+        "pointing",
+        "wave",
+        "waving",
+        "laugh",
+        "laughing",
+        "yell",
+        "yelling",
+        "glance",
+        "glancing",
+    ]
+)
 PARTICLES = frozenset(["up", "down", "out", "off", "away", "back", "around", "over"])
-BE = {"is": "is", "are": "are", "was": "is", "were": "are", "be": None, "being": None, "been": None,
-      "am": None}
-STOPS = frozenset(
-    ["and", "or", "but", "nor", ",", ".", ";", ":", "!", "?", "(", ")", '"', "while", "as", "so", "then", "than", "who", "whom", "whose", "which", "that", "where", "when", "what", "why", "how", "there", "here", "it", "he", "she", "they", "him", "them", "we", "us", "you", "i", "me", "itself", "himself", "herself", "themselves", "something", "someone", "somebody", "anything", "everything", "nothing", "each_other", "one", "another", "has", "have", "had", "having", "do", "does", "did", "not", "no", "very", "also", "too", "just", "together", "alone", "nearby", "away", "back", "high", "up", "down", "out", "off", "outside", "inside", "around", "about", "almost", "all", "both", "other", "others", "can", "could", "will", "would", "should", "may", "might", "must", "to", "outdoors", "indoors", "upstairs", "downstairs", "home", "downhill", "uphill", "underwater", "overhead", "ahead", "whilst", "whereas", "before", "after", "during", "until", "because", "if", "like", "being"]
-) | PLACE_PREPS | OBJECT_PREPS | frozenset(BE)
-ING_NOUNS = frozenset(["building", "buildings", "clothing", "ring", "rings", "swing", "swings", "string", "thing", "things", "ceiling", "painting", "paintings", "wedding", "railing", "railings", "morning", "evening", "sibling", "siblings", "spring", "king", "wing", "wings", "sling", "icing", "stuffing", "pudding", "parking", "boxing", "ping"])
-GROUP_NOUNS = frozenset(["group", "groups", "couple", "pair", "team", "crowd", "bunch", "herd", "pack", "flock", "line", "lot", "number", "row", "pile", "handful", "variety", "family", "kind"])
+BE = {"is": "is", "are": "are", "was": "is", "were": "are", "be": None, "being": None, "been": None, "am": None}
+STOPS = (
+    frozenset(
+        [
+            "and",
+            "or",
+            "but",
+            "nor",
+            ",",
+            ".",
+            ";",
+            ":",
+            "!",
+            "?",
+            "(",
+            ")",
+            '"',
+            "while",
+            "as",
+            "so",
+            "then",
+            "than",
+            "who",
+            "whom",
+            "whose",
+            "which",
+            "that",
+            "where",
+            "when",
+            "what",
+            "why",
+            "how",
+            "there",
+            "here",
+            "it",
+            "he",
+            "she",
+            "they",
+            "him",
+            "them",
+            "we",
+            "us",
+            "you",
+            "i",
+            "me",
+            "itself",
+            "himself",
+            "herself",
+            "themselves",
+            "something",
+            "someone",
+            "somebody",
+            "anything",
+            "everything",
+            "nothing",
+            "each_other",
+            "one",
+            "another",
+            "has",
+            "have",
+            "had",
+            "having",
+            "do",
+            "does",
+            "did",
+            "not",
+            "no",
+            "very",
+            "also",
+            "too",
+            "just",
+            "together",
+            "alone",
+            "nearby",
+            "away",
+            "back",
+            "high",
+            "up",
+            "down",
+            "out",
+            "off",
+            "outside",
+            "inside",
+            "around",
+            "about",
+            "almost",
+            "all",
+            "both",
+            "other",
+            "others",
+            "can",
+            "could",
+            "will",
+            "would",
+            "should",
+            "may",
+            "might",
+            "must",
+            "to",
+            "outdoors",
+            "indoors",
+            "upstairs",
+            "downstairs",
+            "home",
+            "downhill",
+            "uphill",
+            "underwater",
+            "overhead",
+            "ahead",
+            "whilst",
+            "whereas",
+            "before",
+            "after",
+            "during",
+            "until",
+            "because",
+            "if",
+            "like",
+            "being",
+        ]
+    )
+    | PLACE_PREPS
+    | OBJECT_PREPS
+    | frozenset(BE)
+)
+ING_NOUNS = frozenset(
+    [
+        "building",
+        "buildings",
+        "clothing",
+        "ring",
+        "rings",
+        "swing",
+        "swings",
+        "string",
+        "thing",
+        "things",
+        "ceiling",
+        "painting",
+        "paintings",
+        "wedding",
+        "railing",
+        "railings",
+        "morning",
+        "evening",
+        "sibling",
+        "siblings",
+        "spring",
+        "king",
+        "wing",
+        "wings",
+        "sling",
+        "icing",
+        "stuffing",
+        "pudding",
+        "parking",
+        "boxing",
+        "ping",
+    ]
+)
+GROUP_NOUNS = frozenset(
+    [
+        "group",
+        "groups",
+        "couple",
+        "pair",
+        "team",
+        "crowd",
+        "bunch",
+        "herd",
+        "pack",
+        "flock",
+        "line",
+        "lot",
+        "number",
+        "row",
+        "pile",
+        "handful",
+        "variety",
+        "family",
+        "kind",
+    ]
+)
 # Never answers of object/location questions, never yes/no subjects.
 NON_ANSWERS = frozenset(
-    ["front", "top", "side", "middle", "edge", "background", "foreground", "distance", "way", "end", "back", "left", "right", "center", "centre", "area", "part", "piece", "kind", "sort", "type", "lot", "number", "group", "couple", "pair", "bunch", "one", "ones", "other", "others", "thing", "things", "something", "picture", "photo", "image", "view", "air", "time", "day", "night", "shot", "bottom", "corner", "sight"])
+    [
+        "front",
+        "top",
+        "side",
+        "middle",
+        "edge",
+        "background",
+        "foreground",
+        "distance",
+        "way",
+        "end",
+        "back",
+        "left",
+        "right",
+        "center",
+        "centre",
+        "area",
+        "part",
+        "piece",
+        "kind",
+        "sort",
+        "type",
+        "lot",
+        "number",
+        "group",
+        "couple",
+        "pair",
+        "bunch",
+        "one",
+        "ones",
+        "other",
+        "others",
+        "thing",
+        "things",
+        "something",
+        "picture",
+        "photo",
+        "image",
+        "view",
+        "air",
+        "time",
+        "day",
+        "night",
+        "shot",
+        "bottom",
+        "corner",
+        "sight",
+    ]
+)
 BODY_AND_CLOTHES = frozenset(
-    ["mouth", "hand", "hands", "arm", "arms", "head", "face", "leg", "legs", "foot", "feet", "back", "lap", "shoulder", "shoulders", "neck", "nose", "eye", "eyes", "ear", "ears", "hair", "teeth", "tongue", "finger", "fingers", "knee", "knees", "body", "chest", "tail", "paw", "paws", "jaws", "shirt", "shirts", "t-shirt", "tshirt", "jacket", "coat", "hat", "cap", "dress", "pants", "jeans", "shorts", "outfit", "uniform", "uniforms", "suit", "costume", "costumes", "helmet", "helmets", "sweater", "top", "skirt", "boots", "shoes", "sneakers", "gear", "clothes", "clothing", "vest", "hoodie", "sweatshirt", "jersey", "jerseys", "swimsuit", "bikini", "trunks", "glasses", "sunglasses", "goggles", "scarf", "gloves", "mask", "apron", "robe", "tank"])
+    [
+        "mouth",
+        "hand",
+        "hands",
+        "arm",
+        "arms",
+        "head",
+        "face",
+        "leg",
+        "legs",
+        "foot",
+        "feet",
+        "back",
+        "lap",
+        "shoulder",
+        "shoulders",
+        "neck",
+        "nose",
+        "eye",
+        "eyes",
+        "ear",
+        "ears",
+        "hair",
+        "teeth",
+        "tongue",
+        "finger",
+        "fingers",
+        "knee",
+        "knees",
+        "body",
+        "chest",
+        "tail",
+        "paw",
+        "paws",
+        "jaws",
+        "shirt",
+        "shirts",
+        "t-shirt",
+        "tshirt",
+        "jacket",
+        "coat",
+        "hat",
+        "cap",
+        "dress",
+        "pants",
+        "jeans",
+        "shorts",
+        "outfit",
+        "uniform",
+        "uniforms",
+        "suit",
+        "costume",
+        "costumes",
+        "helmet",
+        "helmets",
+        "sweater",
+        "top",
+        "skirt",
+        "boots",
+        "shoes",
+        "sneakers",
+        "gear",
+        "clothes",
+        "clothing",
+        "vest",
+        "hoodie",
+        "sweatshirt",
+        "jersey",
+        "jerseys",
+        "swimsuit",
+        "bikini",
+        "trunks",
+        "glasses",
+        "sunglasses",
+        "goggles",
+        "scarf",
+        "gloves",
+        "mask",
+        "apron",
+        "robe",
+        "tank",
+    ]
+)
 # Events and other heads that make poor "is there a ...?" questions.
-NOT_THINGS = frozenset(["trick", "jump", "flip", "game", "race", "play", "run", "walk", "turn", "ride", "swim", "dive", "pose", "stunt", "move", "shot", "lap", "match", "competition", "event", "attempt", "break", "rest", "look", "smile", "hug", "kiss", "fight", "leap", "catch", "throw", "wheelie", "ollie", "spin", "splash", "sunset", "sunlight", "shade", "closeup", "close-up", "object", "camera", "photograph", "sport", "good"])
+NOT_THINGS = frozenset(
+    [
+        "trick",
+        "jump",
+        "flip",
+        "game",
+        "race",
+        "play",
+        "run",
+        "walk",
+        "turn",
+        "ride",
+        "swim",
+        "dive",
+        "pose",
+        "stunt",
+        "move",
+        "shot",
+        "lap",
+        "match",
+        "competition",
+        "event",
+        "attempt",
+        "break",
+        "rest",
+        "look",
+        "smile",
+        "hug",
+        "kiss",
+        "fight",
+        "leap",
+        "catch",
+        "throw",
+        "wheelie",
+        "ollie",
+        "spin",
+        "splash",
+        "sunset",
+        "sunlight",
+        "shade",
+        "closeup",
+        "close-up",
+        "object",
+        "camera",
+        "photograph",
+        "sport",
+        "good",
+    ]
+)
 # Synonym groups for the yes/no negatives: mentioning any member excludes all members.
-_PEOPLE = ("man men woman women person people boy boys girl girls child children kid kids guy guys "
-           "lady ladies baby babies toddler toddlers adult adults teenager teenagers teen teens youth "
-           "player players crowd worker workers rider riders biker bikers bicyclist cyclist skier "
-           "skiers snowboarder surfer surfers skateboarder skater swimmer climber runner runners "
-           "dancer dancers gentleman someone family couple group team male female son daughter "
-           "mother father mom dad friend friends student students infant individual spectators "
-           "audience performer musician tourist tourists hiker hikers wrestler wrestlers athlete "
-           "cowboy police officer soldier bride groom")
-_DOGS = ("dog dogs puppy puppies pup pups collie poodle terrier retriever labrador lab dachshund "
-         "greyhound husky beagle shepherd spaniel pitbull bulldog chihuahua pug boxer dalmatian "
-         "rottweiler schnauzer mutt hound doberman corgi sheepdog pet pets animal animals canine "
-         "dogs' retrievers")
+_PEOPLE = (
+    "man men woman women person people boy boys girl girls child children kid kids guy guys "
+    "lady ladies baby babies toddler toddlers adult adults teenager teenagers teen teens youth "
+    "player players crowd worker workers rider riders biker bikers bicyclist cyclist skier "
+    "skiers snowboarder surfer surfers skateboarder skater swimmer climber runner runners "
+    "dancer dancers gentleman someone family couple group team male female son daughter "
+    "mother father mom dad friend friends student students infant individual spectators "
+    "audience performer musician tourist tourists hiker hikers wrestler wrestlers athlete "
+    "cowboy police officer soldier bride groom"
+)
+_DOGS = (
+    "dog dogs puppy puppies pup pups collie poodle terrier retriever labrador lab dachshund "
+    "greyhound husky beagle shepherd spaniel pitbull bulldog chihuahua pug boxer dalmatian "
+    "rottweiler schnauzer mutt hound doberman corgi sheepdog pet pets animal animals canine "
+    "dogs' retrievers"
+)
 _HORSES = "horse horses pony ponies animal animals bull bulls cow cows"
 _BIKES = "bike bikes bicycle bicycles motorcycle motorbike dirtbike cycle"
 _BOATS = "boat boats kayak canoe raft ship sailboat"
 _BALLS = "ball balls football soccer basketball volleyball tennis baseball"
 SYNONYM_GROUPS = [frozenset(g.split()) for g in (_PEOPLE, _DOGS, _HORSES, _BIKES, _BOATS, _BALLS)]
 SCENE_WORDS = frozenset(
-    ["grass", "water", "snow", "sand", "beach", "ocean", "sea", "lake", "river", "pool", "street", "road", "sidewalk", "path", "trail", "field", "ground", "dirt", "mud", "floor", "wall", "building", "buildings", "tree", "trees", "sky", "sun", "air", "park", "yard", "city", "area", "background", "room", "house", "rocks", "rock", "hill", "mountain", "mountains", "forest", "woods", "crowd", "people", "stage", "fence", "waves", "wave", "shore", "track", "bench", "table", "chair", "window", "door", "stairs", "steps", "light"])
+    [
+        "grass",
+        "water",
+        "snow",
+        "sand",
+        "beach",
+        "ocean",
+        "sea",
+        "lake",
+        "river",
+        "pool",
+        "street",
+        "road",
+        "sidewalk",
+        "path",
+        "trail",
+        "field",
+        "ground",
+        "dirt",
+        "mud",
+        "floor",
+        "wall",
+        "building",
+        "buildings",
+        "tree",
+        "trees",
+        "sky",
+        "sun",
+        "air",
+        "park",
+        "yard",
+        "city",
+        "area",
+        "background",
+        "room",
+        "house",
+        "rocks",
+        "rock",
+        "hill",
+        "mountain",
+        "mountains",
+        "forest",
+        "woods",
+        "crowd",
+        "people",
+        "stage",
+        "fence",
+        "waves",
+        "wave",
+        "shore",
+        "track",
+        "bench",
+        "table",
+        "chair",
+        "window",
+        "door",
+        "stairs",
+        "steps",
+        "light",
+    ]
+)
 
-_IRREGULAR_PLURALS = {"men": "man", "women": "woman", "children": "child", "people": "person",
-                      "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose",
-                      "oxen": "ox", "sheep": "sheep", "fish": "fish", "deer": "deer",
-                      "policemen": "policeman", "firemen": "fireman", "knives": "knife",
-                      "leaves": "leaf", "wolves": "wolf", "calves": "calf", "shelves": "shelf",
-                      "lives": "life", "wives": "wife", "scarves": "scarf", "halves": "half",
-                      "dice": "die", "cacti": "cactus", "ladies": "lady", "puppies": "puppy"}
-_PLURALIA_TANTUM = frozenset(["glasses", "sunglasses", "goggles", "pants", "jeans", "shorts", "trunks", "clothes", "scissors", "overalls", "tights", "pajamas", "bleachers", "stairs", "binoculars", "headphones", "tongs", "leggings", "sweatpants", "grass", "bus", "gas", "lens", "dress", "cross", "chess", "glass", "class", "boss", "moss", "mattress", "circus", "cactus", "octopus", "walrus", "canvas", "yes", "news", "series", "species"])
+_IRREGULAR_PLURALS = {
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "people": "person",
+    "feet": "foot",
+    "teeth": "tooth",
+    "mice": "mouse",
+    "geese": "goose",
+    "oxen": "ox",
+    "sheep": "sheep",
+    "fish": "fish",
+    "deer": "deer",
+    "policemen": "policeman",
+    "firemen": "fireman",
+    "knives": "knife",
+    "leaves": "leaf",
+    "wolves": "wolf",
+    "calves": "calf",
+    "shelves": "shelf",
+    "lives": "life",
+    "wives": "wife",
+    "scarves": "scarf",
+    "halves": "half",
+    "dice": "die",
+    "cacti": "cactus",
+    "ladies": "lady",
+    "puppies": "puppy",
+}
+_PLURALIA_TANTUM = frozenset(
+    [
+        "glasses",
+        "sunglasses",
+        "goggles",
+        "pants",
+        "jeans",
+        "shorts",
+        "trunks",
+        "clothes",
+        "scissors",
+        "overalls",
+        "tights",
+        "pajamas",
+        "bleachers",
+        "stairs",
+        "binoculars",
+        "headphones",
+        "tongs",
+        "leggings",
+        "sweatpants",
+        "grass",
+        "bus",
+        "gas",
+        "lens",
+        "dress",
+        "cross",
+        "chess",
+        "glass",
+        "class",
+        "boss",
+        "moss",
+        "mattress",
+        "circus",
+        "cactus",
+        "octopus",
+        "walrus",
+        "canvas",
+        "yes",
+        "news",
+        "series",
+        "species",
+    ]
+)
 
 
 def singularize(word: str) -> str:
@@ -177,15 +777,40 @@ def singularize(word: str) -> str:
     return word[:-1]
 
 
-ANIMALS = frozenset((_DOGS + " " + _HORSES + " cat kitten bird duck goose sheep goat cow camel "
-                     "elephant deer").split()) | {singularize(w) for w in (_DOGS + " " + _HORSES).split()}
+ANIMALS = frozenset(
+    (_DOGS + " " + _HORSES + " cat kitten bird duck goose sheep goat cow camel elephant deer").split()
+) | {singularize(w) for w in (_DOGS + " " + _HORSES).split()}
 
 
 def is_plural(word: str) -> bool:
-    return singularize(word) != word or word in ("people", "sheep", "fish", "deer") or \
-        word in _PLURALIA_TANTUM - {"grass", "bus", "gas", "lens", "dress", "cross", "chess", "glass",
-                                    "class", "boss", "moss", "mattress", "circus", "cactus",
-                                    "octopus", "walrus", "canvas", "news", "series", "species"}
+    return (
+        singularize(word) != word
+        or word in ("people", "sheep", "fish", "deer")
+        or word
+        in _PLURALIA_TANTUM
+        - {
+            "grass",
+            "bus",
+            "gas",
+            "lens",
+            "dress",
+            "cross",
+            "chess",
+            "glass",
+            "class",
+            "boss",
+            "moss",
+            "mattress",
+            "circus",
+            "cactus",
+            "octopus",
+            "walrus",
+            "canvas",
+            "news",
+            "series",
+            "species",
+        }
+    )
 
 
 def normalize_answer(answer: str, qtype: str) -> str:
@@ -204,8 +829,14 @@ def normalize_answer(answer: str, qtype: str) -> str:
 
 # ---------------------------------------------------------------------------- tokens and lexicon
 
-_MULTI_PREPS = [("in", "the", "middle", "of"), ("in", "front", "of"), ("on", "top", "of"),
-                ("next", "to"), ("out", "of"), ("each", "other")]
+_MULTI_PREPS = [
+    ("in", "the", "middle", "of"),
+    ("in", "front", "of"),
+    ("on", "top", "of"),
+    ("next", "to"),
+    ("out", "of"),
+    ("each", "other"),
+]
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*|[,.;:!?]")
 
 
@@ -218,7 +849,7 @@ def tokenize(caption: str) -> list[str]:
     i = 0
     while i < len(words):
         for mw in _MULTI_PREPS:
-            if tuple(words[i:i + len(mw)]) == mw:
+            if tuple(words[i : i + len(mw)]) == mw:
                 out.append("_".join(mw))
                 i += len(mw)
                 break
@@ -236,10 +867,15 @@ def _join_colours(words: list[str]) -> list[str]:
         if words[i] in COLORS:
             while j + 2 < len(words) and words[j + 1] in ("and", ",") and words[j + 2] in COLORS:
                 j += 2
-            if j + 1 < len(words) and words[j + 1] == "," and j + 3 < len(words) \
-                    and words[j + 2] == "and" and words[j + 3] in COLORS:
+            if (
+                j + 1 < len(words)
+                and words[j + 1] == ","
+                and j + 3 < len(words)
+                and words[j + 2] == "and"
+                and words[j + 3] in COLORS
+            ):
                 j += 3
-        out.append("_".join(w for w in words[i:j + 1] if w != ",") if j > i else words[i])
+        out.append("_".join(w for w in words[i : j + 1] if w != ",") if j > i else words[i])
         i = j + 1
     return out
 
@@ -293,8 +929,13 @@ class CaptionLexicon:
             for i, tok in enumerate(toks):
                 if (tok in DETERMINERS or tok in NUMBER_WORDS) and i + 1 < len(toks):
                     j = i + 1
-                    while (j + 1 < len(toks) and toks[j + 1] not in STOPS and not toks[j + 1].endswith("ing")
-                           and toks[j + 1] not in DETERMINERS and not lex.is_finite_verb(toks[j + 1])):
+                    while (
+                        j + 1 < len(toks)
+                        and toks[j + 1] not in STOPS
+                        and not toks[j + 1].endswith("ing")
+                        and toks[j + 1] not in DETERMINERS
+                        and not lex.is_finite_verb(toks[j + 1])
+                    ):
                         j += 1
                     lex.chunk_end[toks[j]] += 1
         return lex
@@ -321,11 +962,13 @@ class CaptionLexicon:
         """Seen as the head of a determiner-initial chunk at least twice and in a fair share of uses."""
         if word in STOPS or word in COLORS or word in NUMBER_WORDS or word in DETERMINERS:
             return False
-        return any(self.chunk_end[w] >= 2 and self.chunk_end[w] >= 0.2 * self.count[w]
-                   for w in {word, singularize(word)})
+        return any(
+            self.chunk_end[w] >= 2 and self.chunk_end[w] >= 0.2 * self.count[w] for w in {word, singularize(word)}
+        )
 
 
 # ------------------------------------------------------------------------------------ chunking
+
 
 @dataclass
 class Chunk:
@@ -418,13 +1061,18 @@ def _word(it) -> str | None:
 def _group_head(items, k):
     """Index of the chunk that gives the head of items[k] ("a group of people" -> people)."""
     c = items[k]
-    if (c.head in GROUP_NOUNS and k + 2 < len(items) and items[k + 1] == ("prep", "of")
-            and isinstance(items[k + 2], Chunk)):
+    if (
+        c.head in GROUP_NOUNS
+        and k + 2 < len(items)
+        and items[k + 1] == ("prep", "of")
+        and isinstance(items[k + 2], Chunk)
+    ):
         return k + 2
     return k
 
 
 # ------------------------------------------------------------------------------------ questions
+
 
 @dataclass(frozen=True)
 class QAPair:
@@ -494,7 +1142,7 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
             before = items[k - 2] if k > 1 else None
             if isinstance(before, Chunk) and before.head in COLORS:
                 continue  # "a black and white dog"
-        rest = it.words[cols[0] + 1:]
+        rest = it.words[cols[0] + 1 :]
         if any(w in COLORS or w in NUMBER_WORDS for w in rest) or "and" in rest:
             continue
         if rest[-1] in NON_ANSWERS or not lex.is_noun(rest[-1]):
@@ -502,15 +1150,17 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
         if rest[0].endswith("ed"):
             continue  # "blonde haired toddler", "red striped shirt": the colour is not the head's
         verb = "are" if is_plural(rest[-1]) else "is"
-        out.append((f"what color {verb} the {' '.join(rest)}?", normalize_answer(it.words[cols[0]], "color"),
-                    "color"))
+        out.append((f"what color {verb} the {' '.join(rest)}?", normalize_answer(it.words[cols[0]], "color"), "color"))
 
     # the clause: subject [PPs] [be] verb [particle] [object] [prep chunk]
     if not items or not isinstance(items[0], Chunk):
         return out, heads, subject_head
     s_end = 1
-    while (s_end + 1 < len(items) and items[s_end] in (("stop", "and"), ("prep", "of"))
-           and isinstance(items[s_end + 1], Chunk)):
+    while (
+        s_end + 1 < len(items)
+        and items[s_end] in (("stop", "and"), ("prep", "of"))
+        and isinstance(items[s_end + 1], Chunk)
+    ):
         s_end += 2
     subj_k = _group_head(items, 0)
     subj_head = items[subj_k].head
@@ -527,8 +1177,7 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
     # skip prepositional / "with" phrases after the subject
     j = s_end
     skipped = 0
-    while (j + 1 < len(items) and _kind(items[j]) == "prep" and isinstance(items[j + 1], Chunk)
-           and skipped < 2):
+    while j + 1 < len(items) and _kind(items[j]) == "prep" and isinstance(items[j + 1], Chunk) and skipped < 2:
         j += 2
         skipped += 1
         while j + 1 < len(items) and items[j] in (("stop", "and"), ("stop", ",")) and isinstance(items[j + 1], Chunk):
@@ -538,8 +1187,14 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
     if k < len(items) and _kind(items[k]) == "be":
         be, k = True, k + 1
     # "the dog is in the snow": where is the dog?
-    if be and k + 1 < len(items) and _kind(items[k]) == "prep" and _word(items[k]) in PLACE_PREPS \
-            and isinstance(items[k + 1], Chunk) and skipped == 0:
+    if (
+        be
+        and k + 1 < len(items)
+        and _kind(items[k]) == "prep"
+        and _word(items[k]) in PLACE_PREPS
+        and isinstance(items[k + 1], Chunk)
+        and skipped == 0
+    ):
         loc = items[_group_head(items, k + 1)].head
         if _valid_answer(loc, lex, place=True):
             out.append((f"where {aux} {subject}?", normalize_answer(loc, "location"), "location"))
@@ -559,8 +1214,13 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
         return out, heads, subject_head
     k += 1
     particle = None
-    if (k < len(items) and isinstance(items[k], tuple) and _word(items[k]) in PARTICLES
-            and k + 1 < len(items) and isinstance(items[k + 1], Chunk)):
+    if (
+        k < len(items)
+        and isinstance(items[k], tuple)
+        and _word(items[k]) in PARTICLES
+        and k + 1 < len(items)
+        and isinstance(items[k + 1], Chunk)
+    ):
         particle, k = _word(items[k]), k + 1
     vp = f"{ing} {particle}" if particle else ing
 
@@ -584,8 +1244,13 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
         ok = _group_head(items, k)
         obj = items[ok]
         if obj.number is not None and is_plural(obj.head) and ok == k:
-            out.append((f"how many {obj.text(drop=(obj.number,))} {aux} {subject} {vp}?",
-                        normalize_answer(obj.number, "number"), "number"))
+            out.append(
+                (
+                    f"how many {obj.text(drop=(obj.number,))} {aux} {subject} {vp}?",
+                    normalize_answer(obj.number, "number"),
+                    "number",
+                )
+            )
         if _valid_answer(obj.head, lex):
             out.append((f"what {aux} {subject} {vp}?", normalize_answer(obj.head, "object"), "object"))
             if obj.head not in BODY_AND_CLOTHES:
@@ -603,17 +1268,23 @@ def questions_from_caption(caption: str, lex: CaptionLexicon):
         else:
             prep_kind = "object"
         if prep_kind == "location" and _valid_answer(head, lex, place=True):
-            out.append((f"where {aux} {subject} {vp}{obj_text}?", normalize_answer(head, "location"),
-                        "location"))
-        elif prep_kind == "object" and not obj_text and prep not in ("of", "to", "for") and \
-                _valid_answer(head, lex) and head not in BODY_AND_CLOTHES:
-            out.append((f"what {aux} {subject} {vp} {prep.replace('_', ' ')}?",
-                        normalize_answer(head, "object"), "object"))
+            out.append((f"where {aux} {subject} {vp}{obj_text}?", normalize_answer(head, "location"), "location"))
+        elif (
+            prep_kind == "object"
+            and not obj_text
+            and prep not in ("of", "to", "for")
+            and _valid_answer(head, lex)
+            and head not in BODY_AND_CLOTHES
+        ):
+            out.append(
+                (f"what {aux} {subject} {vp} {prep.replace('_', ' ')}?", normalize_answer(head, "object"), "object")
+            )
             heads.append(head)
     return out, heads, subject_head
 
 
 # ------------------------------------------------------------------------------------ the data set
+
 
 def _majority(answers: list[str]) -> str | None:
     counts = Counter(answers).most_common()
@@ -638,9 +1309,19 @@ def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
 
-def generate_qa(captions: dict[str, list[str]], images=None, *, seed: int = 0, min_answer_count: int = 5,
-                answers_from: dict | None = None, yesno_per_image: int = 2, min_head_count: int = 10, lexicon=None,
-                progress=None, stats: dict | None = None) -> list[QAPair]:
+def generate_qa(
+    captions: dict[str, list[str]],
+    images=None,
+    *,
+    seed: int = 0,
+    min_answer_count: int = 5,
+    answers_from: dict | None = None,
+    yesno_per_image: int = 2,
+    min_head_count: int = 10,
+    lexicon=None,
+    progress=None,
+    stats: dict | None = None,
+) -> list[QAPair]:
     """Question/answer pairs for `images` (default: every image of `captions`), in image order.
 
     Args:
@@ -663,7 +1344,7 @@ def generate_qa(captions: dict[str, list[str]], images=None, *, seed: int = 0, m
     heads: dict[str, list[str]] = {}
     subjects: dict[str, list] = defaultdict(list)
     conflicts = 0
-    for image in (progress(images) if progress else images):
+    for image in progress(images) if progress else images:
         grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
         image_heads: list[str] = []
         for caption in captions[image]:
@@ -680,10 +1361,18 @@ def generate_qa(captions: dict[str, list[str]], images=None, *, seed: int = 0, m
                 continue
             rows.append((q, a, t))
         per_image[image] = rows
-        heads[image] = sorted({singularize(h) for h in image_heads
-                               if h not in NON_ANSWERS and h not in BODY_AND_CLOTHES and lex.is_noun(h)
-                               and not lex.is_finite_verb(h) and singularize(h) not in NOT_THINGS
-                               and singularize(h) not in BODY_AND_CLOTHES})
+        heads[image] = sorted(
+            {
+                singularize(h)
+                for h in image_heads
+                if h not in NON_ANSWERS
+                and h not in BODY_AND_CLOTHES
+                and lex.is_noun(h)
+                and not lex.is_finite_verb(h)
+                and singularize(h) not in NOT_THINGS
+                and singularize(h) not in BODY_AND_CLOTHES
+            }
+        )
 
     # rare answers
     counts = Counter((t, a) for rows in per_image.values() for _, a, t in rows)
@@ -728,14 +1417,21 @@ def generate_qa(captions: dict[str, list[str]], images=None, *, seed: int = 0, m
             if asked[(cand, "no")] > asked[(cand, "yes")]:
                 continue  # keeps each noun's yes and no about even, so the answer needs the image
             neg.append(cand)
-        pos = pos[:len(neg)]  # balanced: as many yes as no
+        pos = pos[: len(neg)]  # balanced: as many yes as no
         for word, answer in [(w, "yes") for w in pos] + [(w, "no") for w in neg]:
             asked[(word, answer)] += 1
             result.append(QAPair(image, f"is there {_article(word)} {word}?", answer, "yesno"))
     if stats is not None:
-        stats.update({"images": len(images), "pairs": len(result), "conflicting_questions_dropped": conflicts,
-                      "dropped_rare": dict(dropped), "dropped_rare_total": sum(dropped.values()),
-                      "min_answer_count": None if answers_from is not None else min_answer_count})
+        stats.update(
+            {
+                "images": len(images),
+                "pairs": len(result),
+                "conflicting_questions_dropped": conflicts,
+                "dropped_rare": dict(dropped),
+                "dropped_rare_total": sum(dropped.values()),
+                "min_answer_count": None if answers_from is not None else min_answer_count,
+            }
+        )
         stats.update(answer_stats(result))
     return result
 

@@ -57,16 +57,16 @@ class Document:
     measure what each part is worth).
     """
 
-    doc_id: str              # path relative to the corpus root, '/'-separated: "sci.med/58043", "tech/001.txt"
-    label: str               # the folder: newsgroup or topic
-    title: str               # the Subject header (20 Newsgroups) or the headline (BBC)
-    body: str                # the author's own text: no headers, quotes or signature
-    text: str                # the parts the reader kept, joined in file order
-    quotes: str = ""         # quoted lines and their attributions ("In article <...> ... writes:")
-    signature: str = ""      # the signature block
-    headers: str = ""        # the raw header block, Subject included
+    doc_id: str  # path relative to the corpus root, '/'-separated: "sci.med/58043", "tech/001.txt"
+    label: str  # the folder: newsgroup or topic
+    title: str  # the Subject header (20 Newsgroups) or the headline (BBC)
+    body: str  # the author's own text: no headers, quotes or signature
+    text: str  # the parts the reader kept, joined in file order
+    quotes: str = ""  # quoted lines and their attributions ("In article <...> ... writes:")
+    signature: str = ""  # the signature block
+    headers: str = ""  # the raw header block, Subject included
     encoding: str = "utf-8"  # how the bytes were decoded: "utf-8" or "latin-1"
-    path: str = ""           # the file read
+    path: str = ""  # the file read
 
 
 def decode_bytes(data: bytes) -> tuple[str, str]:
@@ -116,7 +116,7 @@ def make_dev_split(doc_ids, labels, fraction: float = 0.1, salt: str = "captione
         if latest is None:
             chosen += sorted(ids, key=lambda d: _rank(salt, d))[:n]
         else:
-            chosen += sorted(ids, key=lambda d: (latest(d), d))[len(ids) - n:]
+            chosen += sorted(ids, key=lambda d: (latest(d), d))[len(ids) - n :]
     return sorted(chosen)
 
 
@@ -176,9 +176,11 @@ def apply_split(items, split: str, dev_list, id_of=lambda item: item.doc_id):
     present = {id_of(item) for item in items}
     missing = sorted(dev - present)
     if missing:
-        raise InputError(f"{source}: names {len(missing)} document(s) that the corpus lacks (first: {missing[0]!r}); "
-                         "it was made for another copy of the data: make one for this corpus with make_dev_split, "
-                         "or read split='all'")
+        raise InputError(
+            f"{source}: names {len(missing)} document(s) that the corpus lacks (first: {missing[0]!r}); "
+            "it was made for another copy of the data: make one for this corpus with make_dev_split, "
+            "or read split='all'"
+        )
     want_dev = split == "dev"
     return [item for item in items if (id_of(item) in dev) == want_dev]
 
@@ -186,7 +188,57 @@ def apply_split(items, split: str, dev_list, id_of=lambda item: item.doc_id):
 # ---------------------------------------------------------------------------------------------
 # documents -> sentences -> words
 
-ABBREVIATIONS = frozenset(["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "eg", "ie", "cf", "al", "approx", "dept", "univ", "inc", "ltd", "corp", "co", "no", "vol", "fig", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "gen", "gov", "sen", "rep", "rev", "capt", "col", "lt", "sgt", "ave"])
+ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "vs",
+        "etc",
+        "eg",
+        "ie",
+        "cf",
+        "al",
+        "approx",
+        "dept",
+        "univ",
+        "inc",
+        "ltd",
+        "corp",
+        "co",
+        "no",
+        "vol",
+        "fig",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "gen",
+        "gov",
+        "sen",
+        "rep",
+        "rev",
+        "capt",
+        "col",
+        "lt",
+        "sgt",
+        "ave",
+    ]
+)
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n+")
 _BOUNDARY = re.compile(r"""(?<=[.!?])["')\]]*\s+(?=["'(\[]?[A-Z0-9])""")
@@ -198,7 +250,7 @@ def _is_abbreviation(fragment: str) -> bool:
     if not match:
         return False
     word = match.group(1).rstrip(".")
-    if len(word) == 1 and word.isalpha():         # an initial: "Zack T. Smith", "J. R. R. Tolkien"
+    if len(word) == 1 and word.isalpha():  # an initial: "Zack T. Smith", "J. R. R. Tolkien"
         return True
     if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", word):  # "U.S", "e.g", "i.e", "a.m"
         return True
@@ -215,9 +267,9 @@ def split_sentences(text: str) -> list[str]:
             continue
         start, pending = 0, ""
         for match in _BOUNDARY.finditer(paragraph):
-            fragment = paragraph[start:match.start()]
+            fragment = paragraph[start : match.start()]
             if _is_abbreviation(fragment):
-                pending += paragraph[start:match.end()]
+                pending += paragraph[start : match.end()]
             else:
                 sentences.append(pending + fragment)
                 pending = ""
@@ -235,8 +287,13 @@ def tokenize_words(sentence: str, lower: bool = True) -> list[str]:
     return [t.lower() for t in tokens] if lower else tokens
 
 
-def to_hierarchy(text: str, max_sentences: int | None = None, max_words: int | None = None,
-                 lower: bool = True, split_long: bool = False) -> list[list[str]]:
+def to_hierarchy(
+    text: str,
+    max_sentences: int | None = None,
+    max_words: int | None = None,
+    lower: bool = True,
+    split_long: bool = False,
+) -> list[list[str]]:
     """``text`` as sentences of words, the input of a hierarchical model: at most
     ``max_sentences`` sentences (the first ones) of at most ``max_words`` words each.
 
@@ -251,7 +308,7 @@ def to_hierarchy(text: str, max_sentences: int | None = None, max_words: int | N
     for sentence in split_sentences(text):
         words = tokenize_words(sentence, lower=lower)
         step = max_words or max(len(words), 1)
-        pieces = [words[i:i + step] for i in range(0, len(words), step)] if split_long else [words[:step]]
+        pieces = [words[i : i + step] for i in range(0, len(words), step)] if split_long else [words[:step]]
         for piece in pieces:
             if max_sentences is not None and len(out) >= max_sentences:
                 return out

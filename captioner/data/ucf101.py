@@ -142,7 +142,8 @@ def load_ucf101(root, split="train", split_id=1, dev_groups=(), test_groups=DEFA
     dev_groups = set(dev_groups)
     for rel, cls, part in entries:
         if cls not in label_of:
-            raise InputError(f"{root}: class {cls!r} of {rel} is not in {class_ind if os.path.exists(class_ind) else 'the class folders'}")
+            where = class_ind if os.path.exists(class_ind) else "the class folders"
+            raise InputError(f"{root}: class {cls!r} of {rel} is not in {where}")
         parsed = parse_clip_name(rel)
         group = parsed[1] if parsed else 0
         if part == "train" and group in dev_groups:

@@ -191,5 +191,6 @@ def test_browser_fresh_server_opened_at_a_task_page_url(tmp_path, tiny_caption_m
                 browser.close()
     finally:
         server.stop()
-    assert [n.strip().splitlines()[-1] for n in nav] == ["Caption", "VQA", "Translate", "Entailment", "Video"], nav  # after the icon
+    labels = [n.strip().splitlines()[-1] for n in nav]  # the label after the icon
+    assert labels == ["Caption", "VQA", "Translate", "Entailment", "Video"], nav
     assert title.strip() == "Ask a question about an image"

@@ -50,7 +50,8 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, needle):
 
 def test_not_utf8_names_the_line(tmp_path):
     f = tmp_path / "latin1.json"
-    f.write_bytes(_rec("https://x/1").encode() + b"\n" + _rec("https://x/2", "Caf\xe9").replace("\\u00e9", "\xe9").encode("latin-1") + b"\n")
+    latin1 = _rec("https://x/2", "Caf\xe9").replace("\\u00e9", "\xe9").encode("latin-1")
+    f.write_bytes(_rec("https://x/1").encode() + b"\n" + latin1 + b"\n")
     with pytest.raises(InputError, match=r"latin1\.json:2: not UTF-8"):
         load_news_category(f)
 

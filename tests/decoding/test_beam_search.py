@@ -394,7 +394,7 @@ def test_compact_random_tables_match_python_reference(alpha):
     result = decode([0, 1, 2, 3], beam_size=3, max_length=6, alpha=alpha, tables=logp, compact=True)
     check_attention(result)
     for b in range(4):
-        for k, (tokens, length, score, total, finished) in enumerate(reference_beam_search(logp[b], 3, 6, alpha)):
+        for k, (tokens, length, score, _total, finished) in enumerate(reference_beam_search(logp[b], 3, 6, alpha)):
             got = hyp(result, b, k)
             assert got[0] == tokens and got[1] == length and got[4] == finished
             assert got[2] == pytest.approx(score, abs=1e-5)

@@ -12,7 +12,7 @@ import pytest
 
 from captioner.errors import InputError
 from captioner.models.entailment import (LABELS, EntailmentClassifier, EntailmentEnsemble, entail_tokens,
-                                         load_entailment, pair_features)
+                                         pair_features)
 from captioner.text import Vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
     verbs = ["is playing", "is singing"]
     prem, hyp, y = [], [], []
     for _ in range(96):
-        s, v, v2 = subj[rng.integers(2)], verbs[rng.integers(2)], verbs[rng.integers(2)]
+        s, v, _v2 = subj[rng.integers(2)], verbs[rng.integers(2)], verbs[rng.integers(2)]
         kind = rng.integers(3)
         prem.append(f"{s} {v}")
         if kind == 0:
@@ -83,7 +83,7 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
         elif kind == 1:
             hyp.append(f"{s} {v.replace('is', 'is not')}"), y.append(2)  # CONTRADICTION: negated
         else:
-            hyp.append(f"there is no guitar"), y.append(0)          # NEUTRAL: unrelated
+            hyp.append("there is no guitar"), y.append(0)          # NEUTRAL: unrelated
     x, _, _ = model.prepare(prem, hyp)
     model.compile(optimizer=keras.optimizers.Adam(2e-2),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))

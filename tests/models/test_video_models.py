@@ -8,7 +8,6 @@ import textwrap
 
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from captioner.layers.frame_encoder import FrameEncoder

@@ -70,7 +70,8 @@ def test_header_leakage_is_measured(tmp_path):
 
 def test_bbc_and_argument_errors(tmp_path, capsys):
     rng = random.Random(1)
-    for topic, words in (("sport", ["goal", "match", "cup", "league", "striker"]), ("tech", ["chip", "phone", "software", "web"])):
+    topics = (("sport", ["goal", "match", "cup", "league", "striker"]), ("tech", ["chip", "phone", "software", "web"]))
+    for topic, words in topics:
         for i in range(1, 11):
             f = tmp_path / "bbc" / topic / f"{i:03d}.txt"
             f.parent.mkdir(parents=True, exist_ok=True)
