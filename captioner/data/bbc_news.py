@@ -22,9 +22,9 @@ from pathlib import Path
 
 from captioner.data.documents import (
     Document,
+    read_document_file,
     apply_split,
     bundled_split_list,
-    decode_bytes,
 )
 from captioner.errors import InputError
 
@@ -102,13 +102,7 @@ def parse_bbc_article(text: str, *, where: str = "<article>", doc_id: str = "", 
 def read_bbc_article(path, *, doc_id: str = "", label: str = "", keep=DEFAULT_KEEP) -> Document:
     """One article file (UTF-8, else Latin-1). Errors name the file (and line)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    text, encoding = decode_bytes(data)
+    text, encoding = read_document_file(path)
     return parse_bbc_article(text, where=str(path), doc_id=doc_id or path.name, label=label, keep=keep,
                              encoding=encoding, path=str(path))
 

@@ -80,6 +80,18 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
 
 
+def read_document_file(path) -> tuple[str, str]:
+    """``(text, encoding)`` of a document file (:func:`decode_bytes`); a missing or unreadable
+    file is an InputError naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    return decode_bytes(data)
+
+
 # ---------------------------------------------------------------------------------------------
 # dev splits
 
