@@ -39,7 +39,10 @@ def main(argv=None):
         quiet_environment()  # before anything imports TensorFlow
         filter_stderr()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "pass_unknown_args", False):
+        parser.parse_args(argv)  # argparse's own error naming them (exit status 2)
+    args.unknown_args = unknown  # a command that takes them: another tool's options (Beam's)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",

@@ -305,12 +305,15 @@ def _lock(f, name):
 # ----------------------------------------------------------------------------- decoding
 
 
-def _decode(path, size, keep_display):
-    """(pixels (h, w, 3) uint8 at the model size, display image or None, error or None)."""
+def decode_image(path, size, keep_display=False, data=None):
+    """(pixels (h, w, 3) uint8 at the model size, display image or None, error or None).
+
+    `data`: the file's bytes when they were read already (a URI read through another
+    filesystem); `path` then only names the image in messages."""
     from captioner.features.images import open_image
 
     try:
-        image = open_image(path)
+        image = open_image(path) if data is None else open_image(data, name=path)
         height, width = size
         # the same resize as captioner.features.images.load_image (no crop, bilinear)
         resized = image if image.size == (width, height) else image.resize((width, height), Image.BILINEAR)
@@ -329,6 +332,16 @@ def _decode(path, size, keep_display):
 
 def _clean(text):
     return " ".join(str(text).split())  # one line: no newlines inside a CSV/JSON row
+
+
+def caption_row(path, cap):
+    """The output row of a captioned image (`cap` a `Caption`)."""
+    return {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
+
+
+def error_row(path, message):
+    """The output row of an image that could not be captioned, the message on one line."""
+    return {"image": path, "error": _clean(message)}
 
 
 # ----------------------------------------------------------------------------- engine
@@ -413,7 +426,7 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
             encoding = collections.deque()  # (batch, decoded, ok, features future or None)
 
             def submit(batch):
-                pending.append((batch, [pool.submit(_decode, p, size, attention_dir is not None)
+                pending.append((batch, [pool.submit(decode_image, p, size, attention_dir is not None)
                                         for p in batch]))
 
             def encode_next():
@@ -455,14 +468,14 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                 for i, path in enumerate(batch):
                     if i in captions:
                         cap = captions[i]
-                        row = {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
+                        row = caption_row(path, cap)
                         if i in figures:
                             row["attention"] = figures[i].result()  # PNG on disk before its row
                         rows.append(row)
                         report.captioned += 1
                     else:
-                        message = _clean(decoded[i][2])
-                        rows.append({"image": path, "error": message})
+                        rows.append(error_row(path, decoded[i][2]))
+                        message = rows[-1]["error"]
                         report.failed.append((path, message))
                         log.warning("skipped %s: %s", path, message)
                 sink.write(rows)
