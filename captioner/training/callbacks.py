@@ -169,19 +169,34 @@ class EpochCheckpoint(keras.callbacks.Callback):
 
 class TimeBudget(keras.callbacks.Callback):
     """Stop training once `minutes` have passed (the epoch ends early; the checkpoint callback
-    still evaluates and saves it)."""
+    still evaluates and saves it).
 
-    def __init__(self, minutes):
+    With a multi-worker `strategy` every worker must stop at the same step, so the budget is
+    checked at the end of each epoch instead, and the workers stop when any one's budget is
+    spent (a collective that every worker calls once per epoch)."""
+
+    def __init__(self, minutes, strategy=None):
         super().__init__()
         self.minutes = minutes
         self.deadline = time.time() + minutes * 60.0
         self.hit = False
+        self.strategy = strategy
+
+    def _stop(self):
+        self.hit = True
+        print(f"\ntime budget of {self.minutes:g} min reached: stopping after this evaluation", flush=True)
+        self.model.stop_training = True
 
     def on_train_batch_end(self, batch, logs=None):
-        if time.time() > self.deadline and not self.hit:
-            self.hit = True
-            print(f"\ntime budget of {self.minutes:g} min reached: stopping after this evaluation", flush=True)
-            self.model.stop_training = True
+        if self.strategy is None and time.time() > self.deadline and not self.hit:
+            self._stop()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.strategy is not None:
+            from captioner.training.distribute import gather
+
+            if gather(self.strategy, [time.time() > self.deadline]).any() and not self.hit:
+                self._stop()
 
 
 def plot_history(history, directory, metric="dev_BLEU-4", filename="training_curve.png"):

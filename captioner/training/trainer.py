@@ -49,6 +49,12 @@ class Recipe:
         config.json should say beside the config (counts, data description)."""
         raise NotImplementedError
 
+    def strategy(self):
+        """The tf.distribute strategy the model trains under, or None (no distribution). The
+        Trainer asks first thing, before any TensorFlow op (a multi-worker strategy must be
+        created then); a recipe that distributes creates it once and uses it in `model_scope`."""
+        return None
+
     def model_scope(self):
         """Context in which the model is built and compiled (distribution, precision policy)."""
         return contextlib.nullcontext()
@@ -172,8 +178,11 @@ class Trainer:
     batch_hook = None  # tests: called as hook(epoch, step, batch) for every batch handed to fit
 
     def __init__(self, recipe, command=None):
+        from captioner.training.distribute import WorkerRole
+
         self.recipe, self.cfg, self.command = recipe, recipe.cfg, command
         self.run_dir, self.info = None, {}
+        self.strategy, self.role = None, WorkerRole()  # set by run(): multi-worker training
 
     # -- the run -------------------------------------------------------------------------
     def run(self):
@@ -181,21 +190,35 @@ class Trainer:
 
         from captioner.io import write_json
         from captioner.training.callbacks import TrainingRun
+        from captioner.training.distribute import barrier, remove_worker_directory, worker_directory, worker_role
 
         cfg, recipe = self.cfg, self.recipe
         recipe.check()
+        self.strategy = recipe.strategy()  # before any TensorFlow op (multi-worker)
+        self.role = worker_role(self.strategy)
         keras.utils.set_random_seed(cfg.seed)
-        self.run_dir = TrainingRun(cfg.output_dir)
-        self.info = recipe.prepare(self) or {}
-        self.config = {**dataclasses.asdict(cfg), **self.info}
-        write_json(self.run_dir.path("config.json"), {**self.config, "command": self.command})
-        t0 = time.perf_counter()
-        model, fit_info = recipe.train(self)
-        metrics = {"selection": recipe.selection, **fit_info,
-                   "train_minutes_this_process": round((time.perf_counter() - t0) / 60, 1)}
-        metrics.update(recipe.evaluate(model, self))
-        write_json(self.run_dir.path("metrics.json"), metrics)
-        path = self.save(model, metrics)
+        # multi-worker: the chief writes OUTPUT_DIR, every other worker a temporary folder
+        self.run_dir = TrainingRun(worker_directory(cfg.output_dir, self.role, cfg.resume))
+        try:
+            self.info = recipe.prepare(self) or {}
+            self.config = {**dataclasses.asdict(cfg), **self.info}
+            write_json(self.run_dir.path("config.json"), {**self.config, "command": self.command})
+            t0 = time.perf_counter()
+            model, fit_info = recipe.train(self)
+            if not self.role.chief:  # its weights are the chief's: the chief evaluates and saves them
+                barrier(self.strategy, self.role, "the chief evaluates and saves the model")
+                print(f"{self.role.name} of {self.role.workers}: trained; the chief wrote the model", flush=True)
+                return 0
+            metrics = {"selection": recipe.selection, **fit_info,
+                       "train_minutes_this_process": round((time.perf_counter() - t0) / 60, 1)}
+            if self.role.distributed:
+                metrics["workers"] = self.role.workers
+            metrics.update(recipe.evaluate(model, self))
+            write_json(self.run_dir.path("metrics.json"), metrics)
+            path = self.save(model, metrics)
+            barrier(self.strategy, self.role, "the other workers wait for the model")
+        finally:
+            remove_worker_directory(self.run_dir.directory, self.role)
         print(json.dumps({k: v for k, v in metrics.items() if not isinstance(v, (dict, list))}, indent=2,
                          ensure_ascii=False))
         print(f"saved {path}")
@@ -226,21 +249,24 @@ class Trainer:
             TimeBudget,
             plot_history,
         )
+        from captioner.training.distribute import agree
 
         cfg, recipe = self.cfg, self.recipe
         run_dir = run_dir or self.run_dir
         seed = cfg.seed if seed is None else seed
-        with recipe.model_scope():
+        with recipe.model_scope():  # the optimizer's variables, built on resume, belong to the strategy too
             model.compile(optimizer=recipe.optimizer(), **recipe.compile_args())
-        state = run_dir.resume(model, cfg.resume)
+            state = run_dir.resume(model, cfg.resume)
         recipe.on_model_ready(model, state)
         initial_epoch = state["epoch"] if state else 0
+        agree(self.strategy, self.role, initial_epoch,
+              "the epoch to resume from (--resume: every worker needs to read the chief's --output-dir)")
         checkpoint = EpochCheckpoint(run_dir, lambda: recipe.evaluate_dev(model), recipe.metric,
                                      patience=cfg.patience, state=state, lr_decay=cfg.lr_decay,
                                      plot_fn=lambda h, d: plot_history(h, d, recipe.metric))
         callbacks = [checkpoint, keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
         if cfg.time_budget:
-            callbacks.append(TimeBudget(cfg.time_budget))
+            callbacks.append(TimeBudget(cfg.time_budget, self.strategy if self.role.distributed else None))
         if initial_epoch < cfg.epochs and not (state and state.get("wait", 0) >= cfg.patience):
             dataset, steps = self._dataset(seed, initial_epoch)
             model.fit(dataset, epochs=cfg.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps,

@@ -15,6 +15,7 @@ import os
 import time
 
 from captioner.training.config import TrainConfig, option
+from captioner.training.distribute import STRATEGIES, strategy_for
 from captioner.training.trainer import Recipe
 
 NAME = "caption"
@@ -47,23 +48,14 @@ class Config(TrainConfig):
     lr_decay: float = 0.5
     limit: int | None = option(None, help="use only the first N train images (smoke runs)")
     dev_limit: int | None = option(None, help="use only the first N dev images")
-    distribute: str = option("none", choices=("none", "mirrored", "multi-worker"))
+    distribute: str = option("none", choices=STRATEGIES,
+                             help="mirrored: every GPU (else logical CPU) of this machine; multi-worker: the "
+                                  "workers TF_CONFIG names, each running this same command (README, Multi-worker "
+                                  "training)")
     mixed_precision: bool = option(False, help="train in mixed_bfloat16 (float32 weights, bfloat16 math): ~1.25x "
                                    "less CPU time per step on CPUs with AVX512_BF16 (scripts/bench_training.py); "
                                    "the saved model decodes in float32")
     final_eval_beams: str = option("1,3", help="beam widths of the final coco-caption evaluation")
-
-
-def strategy_for(name):
-    import tensorflow as tf
-
-    if name == "mirrored":
-        # All GPUs, or else every logical CPU device (e.g. CPUs split for testing).
-        gpus = tf.config.list_logical_devices("GPU")
-        return tf.distribute.MirroredStrategy(devices=[d.name for d in (gpus or tf.config.list_logical_devices("CPU"))])
-    if name == "multi-worker":
-        return tf.distribute.MultiWorkerMirroredStrategy()
-    return tf.distribute.get_strategy()
 
 
 class Caption(Recipe):
@@ -81,7 +73,6 @@ class Caption(Recipe):
         return load_coco_karpathy(self.cfg.karpathy_json, self.cfg.data_dir, split=split)
 
     def prepare(self, trainer):
-        from captioner.features.extract import extract_features
         from captioner.features.store import FeatureStore
         from captioner.models.caption_decoder_model import KINDS
         from captioner.text import Vocabulary, tokenize
@@ -94,9 +85,8 @@ class Caption(Recipe):
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
         dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
         needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
-        report = extract_features(needed, cfg.features, backbone=cfg.backbone, ids=[os.path.basename(p) for p in needed])
-        if report.failed:
-            bad = {p for p, _ in report.failed}
+        bad = self._extract(trainer, needed)
+        if bad:
             log.warning("%d images could not be read and are left out", len(bad))
             train.image_paths = [p for p in train.image_paths if p not in bad]
             dev.image_paths = [p for p in dev.image_paths if p not in bad]
@@ -116,17 +106,44 @@ class Caption(Recipe):
         return {"backbone": self.backbone, "vocab_size": len(self.vocab), "train_images": len(train.image_paths),
                 "train_captions": len(self.examples), "dev_images": len(dev.image_paths), "data": self.data}
 
+    def strategy(self):
+        if not hasattr(self, "_strategy"):
+            self._strategy = strategy_for(self.cfg.distribute)
+        return self._strategy
+
+    def _extract(self, trainer, paths):
+        """Extract the features `paths` lack into --features (resumable); the paths that could
+        not be read. Multi-worker: the chief extracts while the other workers wait, then they
+        read its store (which must be where they can read it)."""
+        from captioner.errors import InputError
+        from captioner.features.extract import extract_features
+        from captioner.features.store import FeatureStore
+        from captioner.training.distribute import barrier
+
+        cfg, role = self.cfg, trainer.role
+        ids = [os.path.basename(p) for p in paths]
+        if role.chief:
+            report = extract_features(paths, cfg.features, backbone=cfg.backbone, ids=ids)
+        barrier(trainer.strategy, role, "the chief extracts the features")
+        if role.chief:
+            return {p for p, _ in report.failed}
+        if not os.path.exists(cfg.features):
+            raise InputError(f"--features {cfg.features}: not found by {role.name}; in multi-worker training the "
+                             "chief extracts the features and the other workers read its store, so it must be on "
+                             "storage every worker reads (or a copy of the complete store on each)")
+        with FeatureStore(cfg.features) as store:
+            return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read
+
     @contextlib.contextmanager
     def model_scope(self):
         import keras
 
-        if not hasattr(self, "_strategy"):
-            self._strategy = strategy_for(self.cfg.distribute)
+        strategy = self.strategy()
         previous = keras.mixed_precision.global_policy().name
         if self.cfg.mixed_precision:
             keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
         try:
-            with self._strategy.scope():
+            with strategy.scope():
                 yield
         finally:
             keras.mixed_precision.set_global_policy(previous)
