@@ -22,6 +22,9 @@ RULES = [
     (("models",), ("training", "commands", "inference")),
     (("inference",), ("training", "commands")),
     (("training",), ("commands",)),
+    # batch work on a distributed engine sits on models/ and inference/; only commands/ use it
+    (("pipelines",), ("training", "commands")),
+    (LOWER + ("models", "inference", "training"), ("pipelines",)),
 ]
 
 
@@ -136,7 +139,8 @@ def test_no_import_cycle():
     assert not cycles, "import cycles among captioner modules:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("importers,forbidden", RULES, ids=["lower-layers", "models", "inference", "training"])
+@pytest.mark.parametrize("importers,forbidden", RULES, ids=["lower-layers", "models", "inference", "training", "pipelines",
+                                                                 "nothing-imports-pipelines"])
 def test_no_upward_import(importers, forbidden):
     bad = []
     for name, targets in graph().items():
