@@ -44,9 +44,6 @@ def register(subparsers):
     c.add_argument("--min-batch-size", type=int, default=1, help="smallest batch BatchElements forms")
     c.add_argument("--num-shards", type=int, default=0, help="output shards (0: the runner decides)")
     c.add_argument("--decode-threads", type=int, default=4, help="image decoding threads per batch")
-    c.add_argument("--share-model-across-processes", action="store_true",
-                   help="one model per worker machine instead of per worker process (RunInference's "
-                        "large_model: for machines short of memory)")
     c.add_argument("--no-progress", action="store_true", help="no progress bar (it is drawn for local runners only)")
     c.set_defaults(func=run_caption, pass_unknown_args=True)
     p.set_defaults(func=lambda args: p.print_help() or 2)
@@ -83,8 +80,7 @@ def run_caption(args):
     build_caption_pipeline(pipeline, args.input, args.output, model, beam_size=args.beam_size, alpha=args.alpha,
                            max_length=args.max_length, min_batch_size=args.min_batch_size,
                            max_batch_size=args.batch_size, num_shards=args.num_shards,
-                           decode_threads=args.decode_threads, progress_total=total,
-                           large_model=args.share_model_across_processes)
+                           decode_threads=args.decode_threads, progress_total=total)
     result = pipeline.run()
     state = result.wait_until_finish()
     counts = counters(result)

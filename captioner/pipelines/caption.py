@@ -168,10 +168,10 @@ class ImageCaptionerModelHandler(ModelHandler):
     worker process (its `Shared` handle) and `run_inference` on each batch of BatchElements."""
 
     def __init__(self, model_path, *, beam_size=None, alpha=None, max_length=None, min_batch_size=1,
-                 max_batch_size=32, decode_threads=4, progress_total=None, large_model=False):
+                 max_batch_size=32, decode_threads=4, progress_total=None):
         if not 1 <= min_batch_size <= max_batch_size:
             raise InputError(f"batch sizes: need 1 <= min ({min_batch_size}) <= max ({max_batch_size})")
-        super().__init__(min_batch_size=min_batch_size, max_batch_size=max_batch_size, large_model=large_model)
+        super().__init__(min_batch_size=min_batch_size, max_batch_size=max_batch_size)
         self.model_path = os.fspath(model_path)
         self.beam_size, self.alpha, self.max_length = beam_size, alpha, max_length
         self.decode_threads = decode_threads
@@ -259,7 +259,7 @@ def to_json_line(row):
 
 def build_caption_pipeline(pipeline, inputs, output, model_path, *, beam_size=None, alpha=None, max_length=None,
                            min_batch_size=1, max_batch_size=32, num_shards=0, suffix=DEFAULT_SUFFIX,
-                           decode_threads=4, progress_total=None, large_model=False):
+                           decode_threads=4, progress_total=None):
     """Add the captioning stages to `pipeline` (a `beam.Pipeline`): files matched by `inputs`
     (globs or folders) -> rows -> `output`-SSSSS-of-NNNNN`suffix`. Returns the rows PCollection.
 
@@ -269,8 +269,7 @@ def build_caption_pipeline(pipeline, inputs, output, model_path, *, beam_size=No
     patterns = input_patterns(inputs)
     handler = ImageCaptionerModelHandler(
         model_path, beam_size=beam_size, alpha=alpha, max_length=max_length, min_batch_size=min_batch_size,
-        max_batch_size=max_batch_size, decode_threads=decode_threads, progress_total=progress_total,
-        large_model=large_model)
+        max_batch_size=max_batch_size, decode_threads=decode_threads, progress_total=progress_total)
     matched = []
     for k, (pattern, folder) in enumerate(patterns):
         files = pipeline | f"Match{k}" >> fileio.MatchFiles(pattern)
