@@ -74,17 +74,19 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
     decoded words between calls.
     """
     cache = {} if cache is None else cache
+    if len(cache) > 200_000:
+        cache.clear()  # a long file of ever new words: memory stays bounded
     beam = max(int(beam_size or model.beam_size), int(n_best))
     native = _native_script(model)
     plans = []
     for line in lines:
         warnings = []
         if line is None or not line.strip():
-            plans.append(([], ["empty line"] if line is not None else ["not UTF-8 text"]))
+            plans.append(([], ["empty; wrote an empty line" if line is not None else "not UTF-8 text; wrote an empty line"]))
             continue
         if len(line) > MAX_LINE_CHARS:
             plans.append(([], [f"{len(line)} characters, more than the {MAX_LINE_CHARS} a line may have; "
-                               "nothing transliterated"]))
+                               "wrote an empty line"]))
             continue
         parts = []
         for seg in segments(line):
@@ -105,7 +107,7 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
                     warnings.append(f"word {seg[:40]!r} is in {script.title()} script, not Latin; copied unchanged")
                 parts.append((seg, None))
         if not any(key for _, key in parts):
-            warnings.append("no Latin-script word to transliterate")
+            warnings.append("no Latin-script word to transliterate; copied as it is")
         plans.append((parts, warnings))
     todo = sorted({key for parts, _ in plans for _, key in parts if key and key not in cache})
     for start in range(0, len(todo), batch_size):
