@@ -21,7 +21,7 @@ import regex
 
 from captioner.metrics.transliteration import transliteration_scores
 
-__all__ = ["LineResult", "MAX_LINE_CHARS", "segments", "word_script", "transliterate_text",
+__all__ = ["LineResult", "MAX_LINE_CHARS", "segments", "word_key", "word_script", "transliterate_text",
            "evaluate_transliteration"]
 
 MAX_LINE_CHARS = 5000
@@ -42,9 +42,10 @@ def segments(line: str) -> list[str]:
     return _SEGMENT_RE.findall(unicodedata.normalize("NFC", line))
 
 
-def _ascii_letters(word: str) -> str:
-    """Latin letters with their accents removed (café -> cafe); other scripts unchanged."""
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+def word_key(word: str) -> str:
+    """What the model reads of a Latin word: lower case, accents removed (Café -> cafe); the key
+    of the `cache` of `transliterate_text`."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()
 
 
 def word_script(word: str) -> str:
@@ -94,7 +95,7 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
                 parts.append((seg, None))
                 continue
             script = word_script(seg)
-            plain = _ascii_letters(seg).lower()
+            plain = word_key(seg)
             if script == "LATIN" and plain.isascii():
                 if len(plain) > model.max_source_length:
                     warnings.append(f"word {seg[:40]!r}{'...' if len(seg) > 40 else ''} is longer than the "
