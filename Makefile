@@ -16,12 +16,14 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-# Java (coco-caption METEOR / PTB tokenizer), WordNet (METEOR fallback; train entail --word-relations), Chromium (browser test).
+# Java (coco-caption METEOR / PTB tokenizer), WordNet (METEOR fallback; train entail --word-relations), Chromium (browser test),
+# a Devanagari font (transliteration heat maps).
 system-deps:
 	-@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  need=""; command -v java >/dev/null || need="$$need default-jre-headless"; \
 	  [ -d /usr/share/wordnet ] || need="$$need wordnet-base wordnet-sense-index"; \
 	  command -v chromium >/dev/null || need="$$need chromium"; \
+	  [ -d /usr/share/fonts/truetype/lohit-devanagari ] || need="$$need fonts-lohit-deva"; \
 	  if [ -n "$$need" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; fi; \
 	fi
 

@@ -37,7 +37,7 @@ import tensorflow as tf
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
-from captioner.text.tokenizer import detokenize, tokenize
+from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.vocabulary import PAD_ID, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -54,9 +54,20 @@ DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False}
 _ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])(\p{L}.*)$")
 
 
+def join_tokens(tokens, settings: dict | None = None) -> str:
+    """The text of tokens made by `text_tokens` with these settings: characters joined as they
+    are, words detokenized."""
+    return "".join(tokens) if (settings or {}).get("chars") else detokenize(tokens)
+
+
 def text_tokens(text: str, settings: dict | None = None) -> list[str]:
-    """Tokenize one sentence the way a model was trained (settings from its config)."""
+    """Tokenize one sentence the way a model was trained (settings from its config).
+
+    ``{"chars": True}`` (transliteration): the tokens are the characters (code points, NFC).
+    """
     s = {**DEFAULT_TOKENIZER, **(settings or {})}
+    if s.get("chars"):
+        return char_tokenize(text, lower=s["lower"])
     tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"])
     if s["split_elisions"]:
         out = []
@@ -243,7 +254,7 @@ class Seq2Seq(keras.Model):
             words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
                                                source_tokens if replace_unk else None)
             coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
-            hyps.append((detokenize(words), float(out["scores"][b, k]) + coverage, words, attn, replaced,
+            hyps.append((join_tokens(words, self.target_tokenizer), float(out["scores"][b, k]) + coverage, words, attn, replaced,
                          float(out["log_probs"][b, k]), bool(out["finished"][b, k]), coverage))
         if beta:
             hyps.sort(key=lambda h: -h[1])  # stable: ties keep the beam's order

@@ -74,9 +74,12 @@ class BucketedBatches:
 
     With `copy_positions` (from `copyable_positions`; target positions count words, the target
     sequences start with <start>) and `copy_unk_rate` > 0, each such word pair is replaced by
-    <unk> on both sides with that probability, drawn anew every epoch."""
+    <unk> on both sides with that probability, drawn anew every epoch.
 
-    def __init__(self, sources, targets, batch_size, seed=0, copy_positions=None, copy_unk_rate=0.0):
+    With `weights` (one float per pair), each batch is (inputs, targets, sample weights (B, 1)):
+    Keras scales each pair's per-token losses by its weight (transliteration: how many annotators wrote it)."""
+
+    def __init__(self, sources, targets, batch_size, seed=0, copy_positions=None, copy_unk_rate=0.0, weights=None):
         import numpy as np
 
         self.sources, self.targets = sources, targets
@@ -86,6 +89,9 @@ class BucketedBatches:
         self.copy_unk_rate = float(copy_unk_rate)
         self.src_len = np.array([len(s) for s in sources])
         self.tgt_len = np.array([len(t) for t in targets])
+        self.weights = None if weights is None else np.asarray(weights, np.float32)
+        if self.weights is not None and self.weights.shape != (len(sources),):
+            raise ValueError(f"{self.weights.shape[0]} weights for {len(sources)} pairs")
 
     def __len__(self):
         return -(-len(self.sources) // self.batch_size)
@@ -112,7 +118,10 @@ class BucketedBatches:
                         if rng.random() < self.copy_unk_rate:
                             src[r, sp] = UNK_ID
                             tgt[r, tp + 1] = UNK_ID
-            yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
+            if self.weights is None:
+                yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
+            else:
+                yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:], self.weights[idx, None]
 
 
 def corpus_bleu(hypotheses, references):

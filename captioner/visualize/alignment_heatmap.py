@@ -6,11 +6,38 @@ is the weight the decoder gave source token j when it emitted target token i, in
 so it is safe in worker threads and headless servers.
 """
 
+import functools
+import glob
 import io
 
 import numpy as np
 
 from captioner.errors import InputError
+
+# fonts tried, in order, for characters DejaVu Sans lacks (Devanagari for transliteration); a
+# Debian system gets the first from `make system-deps` (fonts-lohit-deva)
+_SCRIPT_FONT_GLOBS = ("/usr/share/fonts/truetype/lohit-devanagari/*.ttf", "/usr/share/fonts/**/NotoSans*Devanagari*.ttf",
+                      "/usr/share/fonts/**/*Devanagari*.ttf")
+
+
+@functools.lru_cache(maxsize=1)
+def font_families():
+    """["DejaVu Sans", then the script fonts found]: matplotlib falls back along this list glyph
+    by glyph, so Devanagari labels draw where a Devanagari font is installed (registered with
+    matplotlib here, whatever its font cache holds)."""
+    from matplotlib import font_manager
+
+    families = ["DejaVu Sans"]
+    for pattern in _SCRIPT_FONT_GLOBS:
+        for path in sorted(glob.glob(pattern, recursive=True)):
+            try:
+                font_manager.fontManager.addfont(path)
+                name = font_manager.FontProperties(fname=path).get_name()
+            except (OSError, RuntimeError, ValueError):
+                continue
+            if name not in families:
+                families.append(name)
+    return families
 
 
 def _check(source_tokens, target_tokens, weights):
@@ -47,8 +74,9 @@ def alignment_figure(source_tokens, target_tokens, weights, title=None, cell_inc
     ax = fig.add_subplot()
     image = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=float(w.max()) if vmax is None else vmax,
                       interpolation="nearest", aspect="equal")
-    ax.set_xticks(range(len(source)), labels=source, rotation=90)
-    ax.set_yticks(range(len(target)), labels=target)
+    fonts = font_families()
+    ax.set_xticks(range(len(source)), labels=source, rotation=90, fontfamily=fonts)
+    ax.set_yticks(range(len(target)), labels=target, fontfamily=fonts)
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")
     ax.set_xlabel(xlabel)
@@ -56,7 +84,8 @@ def alignment_figure(source_tokens, target_tokens, weights, title=None, cell_inc
     ax.tick_params(length=0)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     if title:
-        ax.text(0.5, -0.02, str(title), transform=ax.transAxes, ha="center", va="top", fontsize=10)
+        ax.text(0.5, -0.02, str(title), transform=ax.transAxes, ha="center", va="top", fontsize=10,
+                fontfamily=fonts)
     return fig
 
 

@@ -341,3 +341,40 @@ def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, messag
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and name in errors[0] and message in errors[0], errors
     assert not headings(at) and not at.image
+
+
+# ----------------------------------------------------------------------------- Transliterate
+
+@needs("dakshina_hi_translit.keras")
+def test_transliterate_page_words_n_best_and_character_alignment(bundled_env):
+    at = open_page("task_pages/transliterate.py")
+    no_errors(at)
+    [line] = headings(at)  # the example: "main ghar ja raha hoon. namaste duniya, India!"
+    assert line.endswith("!") and ". " in line and ", " in line  # punctuation kept
+    assert not any(c.isascii() and c.isalpha() for c in line)  # every Latin word transliterated
+    hyps = at.table[0].value
+    assert list(hyps.columns) == ["rank", "transliteration", "score"] and len(hyps) == 10  # the model's beam
+    scores = [float(s) for s in hyps["score"]]
+    assert scores == sorted(scores, reverse=True) and line.startswith(hyps["transliteration"][0])
+    assert len(at.image) == 1 and at.image[0].captions[0] == f"alignment of “{hyps['transliteration'][0]}”"
+    line_result, cache = list(at.session_state["translit_results"].values())[-1]
+    result = cache["main"]
+    rows = np.asarray(result.attention)
+    assert rows.shape == (len(result.attention_labels), len("main"))
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-4)
+    assert [b.label for b in at.get("download_button")] == ["Transliteration JSON", "Alignment PNG"]
+    assert_model_card(at, "dakshina_hi_translit.keras")
+
+    at.select_slider(key="translit_word").set_value(7).run()  # "8. India"
+    no_errors(at)
+    assert at.image[0].captions[0] == f"alignment of “{cache['india'].text}”"
+    at.slider(key="translit_beam").set_value(1).run()
+    no_errors(at)
+    assert len(at.table[0].value) == 1  # greedy: one hypothesis
+    at.text_area[0].set_value("привет").run()
+    no_errors(at)
+    assert any("Cyrillic" in c.value for c in at.caption)
+    assert [i.value for i in at.info] == ["There is no word in Latin letters to transliterate here."]
+    at.text_area[0].set_value("  ").run()
+    assert not at.exception and not at.error and not at.image
+    assert [i.value for i in at.info] == ["Type a word or a sentence in Latin letters."]

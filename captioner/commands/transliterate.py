@@ -1,0 +1,87 @@
+"""`captioner transliterate --model M [--input FILE] [--output FILE] [--n-best K]`
+
+Romanized text -> native script with a character-level transliteration model (e.g.
+assets/models/dakshina_hi_translit.keras: Hindi, Latin -> Devanagari). Each input line is one
+word or running text: every run of Latin letters is transliterated, everything else (spaces,
+punctuation, digits, words already in the native script) is copied as it is.
+
+Exactly one output line per input line, in order. A line that is empty, not UTF-8, longer than
+5,000 characters, or has no Latin word, and a word in another script (Cyrillic, Greek, ...),
+is reported on stderr with its line number; the line is written as it is (empty for the
+first three), and the rest goes on.
+
+`--n-best K` writes JSON lines instead: {"line", "input", "output", "candidates": [{"text",
+"score"}] (K best, score = log-probability / length ** alpha), "words": [{"source",
+"candidates"}], "warnings"}. For a one-word line the candidates are that word's K best; for
+running text candidate k puts each word's k-th best in place.
+"""
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "transliterate", help="romanized words or text -> native script (e.g. Hindi in Devanagari)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", required=True, help="a .keras transliteration model "
+                   "(e.g. assets/models/dakshina_hi_translit.keras)")
+    p.add_argument("--input", "-i", help="text file, one word or line of text per line (default: stdin)")
+    p.add_argument("--output", "-o", help="output file (default: stdout); written atomically")
+    p.add_argument("--n-best", type=int, default=None, metavar="K",
+                   help="write JSON lines with the K best candidates and their scores")
+    p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's, at least K)")
+    p.add_argument("--alpha", type=float, default=None, help="length normalization exponent (default: the model's)")
+    p.add_argument("--batch-size", type=int, default=200, help="lines read per batch")
+    p.set_defaults(func=run)
+
+
+def warn(message):
+    print(f"captioner transliterate: warning: {message}", file=sys.stderr, flush=True)
+
+
+def run(args):
+    from tqdm import tqdm
+
+    from captioner.commands.translate import output_stream, read_lines
+    from captioner.errors import InputError
+    from captioner.inference.transliteration import transliterate_text
+    from captioner.models.seq2seq import load_translator
+
+    for name in ("n_best", "beam_size", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    model = load_translator(args.model)
+    if not model.source_tokenizer.get("chars"):
+        raise InputError(f"{args.model}: a word-level translation model, not a transliteration model; "
+                         "use `captioner translate`")
+    lines = read_lines(args)
+    where = args.input or "<stdin>"
+    cache = {}
+    with output_stream(args.output) as out:
+        bar = tqdm(total=len(lines), unit="line", desc="transliterate", file=sys.stderr, disable=None)
+        for start in range(0, len(lines), args.batch_size):
+            chunk = lines[start:start + args.batch_size]
+            results = transliterate_text(model, [text for _, text in chunk], n_best=args.n_best or 1,
+                                         beam_size=args.beam_size, alpha=args.alpha, cache=cache)
+            for (n, text), result in zip(chunk, results):
+                for w in result.warnings:
+                    warn(f"{where}:{n}: {w}")
+                if args.n_best:
+                    row = {"line": n, "input": text, "output": result.text,
+                           "candidates": [{"text": t, "score": round(s, 4)} for t, s in result.candidates],
+                           "words": [{"source": w, "candidates": [{"text": t, "score": round(s, 4)}
+                                                                  for t, s in hyps[:args.n_best]]}
+                                     for w, hyps in result.words],
+                           "warnings": result.warnings}
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                else:
+                    out.write(result.text.replace("\n", " ") + "\n")
+            if out is sys.stdout:
+                out.flush()
+            bar.update(len(chunk))
+        bar.close()
+    return 0

@@ -1,0 +1,76 @@
+"""`captioner transliterate`: one output line per input line, whatever the input holds."""
+
+import json
+
+import keras
+import pytest
+
+import captioner  # noqa: F401
+from captioner.cli import main
+from captioner.models.seq2seq import Seq2Seq
+from captioner.text import Vocabulary
+
+LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
+DEVANAGARI = tuple("अकगतनमरलसािीे्ं")
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    keras.utils.set_random_seed(0)
+    specials = ("<pad>", "<start>", "<end>", "<unk>")
+    model = Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
+                    attention_units=8, dropout=0.0, beam_size=3, max_length=8, max_source_length=20,
+                    source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
+                    replace_unk=False)
+    path = tmp_path_factory.mktemp("translit_cli") / "tiny.keras"
+    model.save(path)
+    return str(path)
+
+
+BAD = (b"namaste\n\nmain ghar ja raha hoon, 25 baje!\n\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82\n"
+       b"not \xff utf8\n" + b"a" * 100_000 + b"\nIndia\n   \n")
+
+
+def test_bad_lines_are_named_and_every_line_gets_one_output_line(model_path, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_bytes(BAD)
+    out = tmp_path / "out.txt"
+    assert main(["transliterate", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--batch-size", "3"]) == 0
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == 8  # exactly one output line per input line
+    assert lines[1] == "" and lines[4] == "" and lines[5] == "" and lines[7] == ""
+    assert lines[2].endswith(", 25 " + lines[2].split(", 25 ")[1]) and lines[2].endswith("!")
+    assert lines[3] == "привет"
+    assert lines[0] and all(c in DEVANAGARI for c in lines[0])
+    err = capsys.readouterr().err
+    for needle in (":2: empty", ":4: word 'привет' is in Cyrillic script", ":5: not UTF-8",
+                   ":6: 100000 characters", ":8: empty"):
+        assert f"in.txt{needle}" in err, err
+
+
+def test_n_best_writes_json_lines_with_candidates_and_scores(model_path, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(BAD)
+    out = tmp_path / "out.jsonl"
+    assert main(["transliterate", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--n-best", "3"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["line"] for r in rows] == list(range(1, 9))
+    first = rows[0]
+    assert first["input"] == "namaste" and len(first["candidates"]) == 3
+    scores = [c["score"] for c in first["candidates"]]
+    assert scores == sorted(scores, reverse=True) and first["output"] == first["candidates"][0]["text"]
+    assert first["words"][0]["source"] == "namaste" and first["words"][0]["candidates"] == first["candidates"]
+    assert [w["source"] for w in rows[2]["words"]] == ["main", "ghar", "ja", "raha", "hoon", "baje"]
+    assert rows[1]["warnings"] and rows[1]["candidates"] == [] and rows[4]["input"] is None
+
+
+def test_bad_options_and_word_models_are_refused(model_path, tmp_path, capsys):
+    assert main(["transliterate", "--model", model_path, "--n-best", "0"]) != 0
+    assert "--n-best must be >= 1" in capsys.readouterr().err
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a"))
+    word_model = tmp_path / "words.keras"
+    Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4).save(word_model)
+    assert main(["transliterate", "--model", str(word_model), "--input", str(tmp_path / "none.txt")]) != 0
+    assert "not a transliteration model" in capsys.readouterr().err
