@@ -91,14 +91,16 @@ def hypothesis_texts(result, vocabulary, beam=0):
     return [[detokenize(vocabulary.decode(row.tolist())) for row in hyps] for hyps in tokens]
 
 
-def _settings(beam_size, alpha, max_length):
+def _settings(beam_size, alpha, max_length, no_repeat_ngram=0):
     """The decoding settings as a hashable key; checked here, before anything is traced."""
-    beam_size, max_length = int(beam_size), int(max_length)
+    beam_size, max_length, no_repeat_ngram = int(beam_size), int(max_length), int(no_repeat_ngram)
+    if no_repeat_ngram < 0:
+        raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    return beam_size, float(alpha), max_length
+    return beam_size, float(alpha), max_length, no_repeat_ngram
 
 
 class Generator:
@@ -125,10 +127,11 @@ class Generator:
         self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
         self._compiled = {}  # (settings, input specs) -> tf.function
 
-    def search(self, *inputs, beam_size, alpha, max_length):
+    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
-        Keras ``call``, another ``tf.function``); eager callers want ``__call__``."""
-        beam_size, alpha, max_length = _settings(beam_size, alpha, max_length)
+        Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
+        ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`)."""
+        beam_size, alpha, max_length, no_repeat_ngram = _settings(beam_size, alpha, max_length, no_repeat_ngram)
         annotations, mask, initial_state = self.encode(*inputs)  # (B, R, D), (B, R)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
 
@@ -141,24 +144,27 @@ class Generator:
         return beam_search(
             step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
-            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True)
+            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
+            no_repeat_ngram=no_repeat_ngram)
 
-    def __call__(self, *inputs, beam_size, alpha, max_length) -> Generation:
+    def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
-        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
+                           no_repeat_ngram=no_repeat_ngram)
         return Generation(fn(*inputs))
 
-    def compiled(self, *inputs, beam_size, alpha, max_length):
+    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings."""
-        settings = _settings(beam_size, alpha, max_length)
+        settings = _settings(beam_size, alpha, max_length, no_repeat_ngram)
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
         key = (settings, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
         if key not in self._compiled:
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(
-                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2]),
+                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
+                                        no_repeat_ngram=settings[3]),
                 input_signature=signature, reduce_retracing=True, autograph=False)
         return self._compiled[key]
 
