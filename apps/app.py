@@ -29,6 +29,7 @@ pages = [
             default=True),
     st.Page(APP_DIR / "task_pages" / "vqa.py", title="VQA", icon=":material/help:", url_path="vqa"),
     st.Page(APP_DIR / "task_pages" / "translate.py", title="Translate", icon=":material/translate:", url_path="translate"),
+    st.Page(APP_DIR / "task_pages" / "summarize.py", title="Headline", icon=":material/newspaper:", url_path="summarize"),
     st.Page(APP_DIR / "task_pages" / "entailment.py", title="Entailment", icon=":material/rule:", url_path="entailment"),
     st.Page(APP_DIR / "task_pages" / "video.py", title="Video", icon=":material/movie:", url_path="video"),
 ]

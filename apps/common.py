@@ -78,6 +78,8 @@ MODELS = {
                   "CAPTIONER_TRANSLATE_FR_EN_MODEL", "translate"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate"),
+        ModelSpec("summarize", "Headlines (BBC News and News Category)", "assets/models/bbc_headlines.keras",
+                  "CAPTIONER_SUMMARIZE_MODEL", "summarize"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
                   "CAPTIONER_ENTAIL_MODEL", "entail"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",

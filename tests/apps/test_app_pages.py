@@ -172,6 +172,8 @@ PAGES = {
     "task_pages/translate.py": {
         "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras"),
         "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
+    "task_pages/summarize.py": {
+        "CAPTIONER_SUMMARIZE_MODEL": ("captioner train summarize ", "assets/models/bbc_headlines.keras")},
     "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
     "task_pages/video.py": {
         "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
