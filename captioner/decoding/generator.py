@@ -58,13 +58,15 @@ class Generation(dict):
         return hypothesis_texts(self, vocabulary, beam)
 
 
-def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None):
+def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None, distinct=False):
     """The words of one hypothesis, and how many ``<unk>`` were replaced.
 
     token_ids (T,): its generated ids (``Vocabulary.decode`` stops at ``<end>`` and drops
     ``<pad>``/``<start>``). With ``source_tokens`` and ``attention`` (steps, len(source_tokens)),
     each ``<unk>`` word j becomes the source word its step attends to most (Luong et al. 2015):
-    names and numbers the target vocabulary lacks pass through.
+    names and numbers the target vocabulary lacks pass through. ``distinct``: the most attended
+    source word that the output does not hold yet (the argmax when every one is taken), so
+    consecutive <unk> steps whose attention stays on one word do not copy it again (headlines).
 
     Returns (words list, replaced int).
     """
@@ -74,7 +76,12 @@ def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None):
     replaced = 0
     for j, word in enumerate(words):
         if word == UNK and j < len(attention):
-            words[j] = source_tokens[int(np.argmax(attention[j]))]
+            order = np.argsort(-np.asarray(attention[j]), kind="stable")  # source positions, most attended first
+            pick = source_tokens[int(order[0])]
+            if distinct:
+                taken = set(words[:j])
+                pick = next((source_tokens[int(i)] for i in order if source_tokens[int(i)] not in taken), pick)
+            words[j] = pick
             replaced += 1
     return words, replaced
 

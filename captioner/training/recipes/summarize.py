@@ -9,8 +9,8 @@ The model is :class:`captioner.models.seq2seq.Seq2Seq` (Bahdanau BiGRU encoder, 
 decoder, maxout deep output) over words, reading the first ``--max-source-length`` words of
 the source. Names and numbers come from the source by the translator's unknown-word copy: a
 headline word the target vocabulary lacks is <unk>, and decoding writes the source word the
-<unk> step attends to most; ``--copy-unk-rate P`` teaches it by hiding, with probability P per
-pair and epoch, a word that occurs in both headline and source (and is rare among headlines)
+<unk> step attends to most (of those not yet in the headline); ``--copy-unk-rate P`` teaches it
+by hiding, with probability P per pair and epoch, a word that occurs in both headline and source (and is rare among headlines)
 behind <unk> on both sides.
 
 Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
@@ -49,6 +49,10 @@ class Config(Seq2SeqConfig):
         "--copy-max-count training headlines) behind <unk> on both sides with probability P (0: off)"))
     copy_max_count: int = option(20, help="see --copy-unk-rate")
     no_repeat_ngram: int = option(0, help="saved model: never repeat an n-gram of this size in a headline (0: off)")
+    copy_argmax: bool = option(False, help=(
+        "saved model: an <unk> copies the most attended source word, as the translator does (default: the most "
+        "attended one not yet in the headline, so that an <unk> step whose attention stays on a word does not "
+        "copy it again)"))
     # the translator's defaults, changed for headlines
     embedding_dim: int = option(128)
     max_vocab: int = option(12000, help="source vocabulary: most ids (specials included)")
@@ -148,6 +152,7 @@ class Summarize(Seq2SeqRecipe):
     def build_model(self, seed):
         model = super().build_model(seed)
         model.no_repeat_ngram = self.cfg.no_repeat_ngram
+        model.copy_distinct = not self.cfg.copy_argmax
         return model
 
     def on_model_ready(self, model, state):
