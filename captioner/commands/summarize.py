@@ -15,6 +15,7 @@ is cut to the model's source length, and the warning says so.
 
 import argparse
 import json
+import os
 import sys
 
 DEFAULT_MODEL = "assets/models/bbc_headlines.keras"
@@ -154,7 +155,10 @@ def run(args):
     if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
         raise InputError(f"--no-repeat-ngram must be >= 0, got {args.no_repeat_ngram}")
     rows = read_rows(args)  # before the model: a missing input fails fast
-    model = load_translator(args.model)
+    path = args.model
+    if path == DEFAULT_MODEL and not os.path.exists(path):  # run outside the repository root
+        path = os.path.join(os.path.dirname(__file__), "..", "..", DEFAULT_MODEL)
+    model = load_translator(path)
     if model.kind != "attention":
         raise InputError(f"{args.model}: a {model.kind} model; headlines need an attention model (the copy)")
     with output_stream(args.output) as out:
