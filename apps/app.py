@@ -31,6 +31,7 @@ pages = [
     st.Page(APP_DIR / "task_pages" / "translate.py", title="Translate", icon=":material/translate:", url_path="translate"),
     st.Page(APP_DIR / "task_pages" / "transliterate.py", title="Transliterate", icon=":material/translate:",
             url_path="transliterate"),
+    st.Page(APP_DIR / "task_pages" / "summarize.py", title="Headline", icon=":material/newspaper:", url_path="summarize"),
     st.Page(APP_DIR / "task_pages" / "entailment.py", title="Entailment", icon=":material/rule:", url_path="entailment"),
     st.Page(APP_DIR / "task_pages" / "video.py", title="Video", icon=":material/movie:", url_path="video"),
 ]

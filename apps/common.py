@@ -80,6 +80,8 @@ MODELS = {
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate"),
         ModelSpec("transliterate", "Romanized Hindi -> Devanagari (Dakshina)", "assets/models/dakshina_hi_translit.keras",
                   "CAPTIONER_TRANSLITERATE_MODEL", "transliterate"),
+        ModelSpec("summarize", "Headlines (BBC News and News Category)", "assets/models/bbc_headlines.keras",
+                  "CAPTIONER_SUMMARIZE_MODEL", "summarize"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
                   "CAPTIONER_ENTAIL_MODEL", "entail"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",

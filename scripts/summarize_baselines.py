@@ -17,6 +17,10 @@ figure = mean per-pair F1 x 100 (:mod:`captioner.metrics.rouge_f1`).
 
     PYTHONPATH=. python scripts/summarize_baselines.py \\
         --output assets/benchmarks/summarize_baselines.json
+
+With ``--model M.keras`` (repeatable) each headline model (``captioner train summarize``) gets
+its row beside the baselines, decoded on the same dev pairs in the same run (beam settings:
+the model's, or ``--beam-size`` / ``--alpha`` / ``--no-repeat-ngram``).
 """
 
 from __future__ import annotations
@@ -118,8 +122,22 @@ def _mean_words(texts):
     return round(statistics.fmean(len(t.split()) for t in texts), 2)
 
 
-def run_dataset(name, train, dev, max_n, notes=(), examples=3):
-    """All baselines of one dataset; returns its JSON-ready report."""
+def model_headlines(path, dev, decoding):
+    """(row name, headlines) of a saved headline model on the dev sources."""
+    from captioner.models.seq2seq import load_translator
+
+    model = load_translator(path)
+    settings = {k: v for k, v in decoding.items() if v is not None}
+    outs = model.translate([p.source for p in dev], **settings)
+    beam = settings.get("beam_size", model.beam_size)
+    ngram = settings.get("no_repeat_ngram", model.no_repeat_ngram)
+    alpha = settings.get("alpha", model.alpha)
+    name = f"model {Path(path).name} (beam {beam}, alpha {alpha:g}, no-repeat-{ngram}-gram)"
+    return name, [o.text for o in outs]
+
+
+def run_dataset(name, train, dev, max_n, notes=(), examples=3, models=(), decoding=None):
+    """All baselines of one dataset (and the rows of ``models``); returns its JSON-ready report."""
     if not train or not dev:
         raise InputError(f"{name}: empty train ({len(train)}) or dev ({len(dev)}) split")
     scorer = RougeF1(use_stemmer=True)
@@ -134,6 +152,11 @@ def run_dataset(name, train, dev, max_n, notes=(), examples=3):
     rows[f"lead-{best_n} (N chosen on train)"] = corpus_rouge_f1(references, lead).scores
     retrieved, neighbour_ids, sims = retrieve_headlines(train, dev)
     rows["retrieval: nearest train headline (tf-idf)"] = corpus_rouge_f1(references, retrieved).scores
+    generated = {}
+    for path in models:
+        row, headlines = model_headlines(path, dev, decoding or {})
+        rows[row] = corpus_rouge_f1(references, headlines).scores
+        generated[Path(path).name] = headlines
     dev_curve, dev_per_doc = lead_n_curve(dev, ns, scorer)
     picks, oracle_scores = oracle_lead(dev_per_doc)
     rows[f"ORACLE best lead-N per doc (N<={max_n}, sees the reference)"] = oracle_scores
@@ -154,7 +177,8 @@ def run_dataset(name, train, dev, max_n, notes=(), examples=3):
         "oracle_lead_mean_n": round(statistics.fmean(picks), 2),
         "dev_rouge_f1": rows,
         "examples": [{"id": p.id, "reference": p.target, "lead": lead[i], "retrieved": retrieved[i],
-                      "neighbour": neighbour_ids[i]} for i, p in enumerate(dev[:examples])],
+                      "neighbour": neighbour_ids[i], **{m: h[i] for m, h in generated.items()}}
+                     for i, p in enumerate(dev[:examples])],
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -183,9 +207,9 @@ def print_table(report):
     for name, ds in report["datasets"].items():
         print(f"\n{name}: {ds['task']}  (train {ds['train']}, dev {ds['dev']}; lead N = {ds['lead_n']['n']} "
               f"chosen by {ds['lead_n']['selected_by']})")
-        print(f"  {'baseline':<62} {'R-1':>6} {'R-2':>6} {'R-L':>6}")
+        print(f"  {'system':<72} {'R-1':>6} {'R-2':>6} {'R-L':>6}")
         for row, s in ds["dev_rouge_f1"].items():
-            print(f"  {row:<62} {s['rouge1']:6.2f} {s['rouge2']:6.2f} {s['rougeL']:6.2f}")
+            print(f"  {row:<72} {s['rouge1']:6.2f} {s['rouge2']:6.2f} {s['rougeL']:6.2f}")
         curve = ds["lead_n"]["train_curve"]
         print("  train lead-N curve (R-L): " + " ".join(f"{n}:{v['rougeL']:.1f}" for n, v in curve.items()))
 
@@ -199,7 +223,13 @@ def main(argv=None):
                         help="a saved BBC dev list (topic/NNN.txt a line) instead of the hash rule")
     parser.add_argument("--max-n", type=int, default=30, help="lead-N tries N = 1..max-n")
     parser.add_argument("--output", default="", help="write the report as JSON here")
+    parser.add_argument("--model", action="append", default=[], help="a headline model (.keras) to score beside them")
+    parser.add_argument("--beam-size", type=int, default=None, help="models: beam width (default: each model's)")
+    parser.add_argument("--alpha", type=float, default=None, help="models: length penalty (default: each model's)")
+    parser.add_argument("--no-repeat-ngram", type=int, default=None, help="models: n-gram blocking (default: the model's)")
+    parser.add_argument("--examples", type=int, default=3, help="dev examples in the JSON")
     args = parser.parse_args(argv)
+    decoding = {"beam_size": args.beam_size, "alpha": args.alpha, "no_repeat_ngram": args.no_repeat_ngram}
     if args.max_n < 1:
         parser.error("--max-n must be >= 1")
 
@@ -215,14 +245,15 @@ def main(argv=None):
             rule = ("dev = md5('bbc-news' NUL group) in the first 10%, group = smallest topic/NNN.txt among "
                     "files sharing an article or a headline (captioner.data.headlines)")
         report["datasets"]["bbc-news"] = run_dataset("bbc-news", train, dev, args.max_n,
-                                                     [corpus.summary(), rule])
+                                                     [corpus.summary(), rule], args.examples, args.model, decoding)
     if args.news_category:
         corpus = load_news_category(args.news_category)
         train, dev = split_news_category(corpus.pairs)
         rule = ("dev = md5('news-category' NUL group) in the first 10%, group = smallest link among records "
                 "sharing a link, a description or a headline (captioner.data.news_category)")
         report["datasets"]["news-category"] = run_dataset("news-category", train, dev, args.max_n,
-                                                          [corpus.summary(), rule])
+                                                          [corpus.summary(), rule], args.examples, args.model,
+                                                          decoding)
     print_table(report)
     if args.output:
         write_json(args.output, report)

@@ -32,6 +32,9 @@ Semantics (hand-checked in tests/decoding/test_beam_search.py):
 * The loop stops when every hypothesis is finished (or dead, see below) or after
   ``max_length`` steps; unfinished hypotheses are returned as they are.
 * Token ids in ``banned_ids`` get log-probability -inf at every step: they are never generated.
+* ``no_repeat_ngram = n > 0`` (Paulus et al. 2018's trigram blocking for n = 3): a token that
+  would complete an n-gram the hypothesis already holds gets log-probability -inf at that step,
+  so no hypothesis repeats an n-gram (n = 1: no token twice). ``<start>`` is not part of them.
 * If an input has fewer than K hypotheses of finite log-probability (tiny vocabularies, or a
   model that puts -inf on tokens), the remaining beams are "dead": score -inf, sorted last.
 
@@ -54,6 +57,25 @@ from captioner.decoding.penalties import length_penalty, normalized_score
 _NEG_INF = float("-inf")
 
 
+def repeated_ngram_bans(history, step, n, vocab_size):
+    """(M, V) float32: -inf at each token that would complete an n-gram already in the first
+    ``step`` columns of ``history`` (M, T) (the tokens generated so far), 0 elsewhere."""
+    T = history.shape[1]
+    rows = tf.shape(history)[0]
+    width = T - n + 1  # n-grams that fit in T columns
+    if width <= 0:
+        return tf.zeros([rows, vocab_size], tf.float32)
+    # the n-gram starting at column j is complete when its last column j + n - 1 < step
+    match = tf.broadcast_to(tf.range(width)[None, :] + (n - 1) < step, [rows, width])  # (M, W)
+    for k in range(n - 1):  # its first n-1 tokens equal the last n-1 generated
+        last = tf.gather(history, tf.maximum(step - (n - 1) + k, 0), axis=1)  # (M,)
+        match = match & tf.equal(history[:, k:k + width], last[:, None])
+    at = tf.cast(tf.where(match), tf.int32)  # (P, 2): (row, j)
+    banned = tf.gather_nd(history[:, n - 1:], at)  # (P,) the token that completed each
+    return tf.tensor_scatter_nd_update(tf.zeros([rows, vocab_size], tf.float32),
+                                       tf.stack([at[:, 0], banned], 1), tf.fill(tf.shape(banned), _NEG_INF))
+
+
 def tile_beams(x, beam_size):
     """Repeat every row ``beam_size`` times: (B, ...) -> (B * beam_size, ...).
 
@@ -73,7 +95,7 @@ def _loop_invariant(shape):
 
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
-                alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False):
+                alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -95,6 +117,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             None when the model has no attention: the third output of ``step_fn`` is then
             ignored (return None) and ``"attention"`` has shape (B, K, max_length, 0).
         compact: call ``step_fn(tokens, state, rows)`` on the live rows only (module docstring).
+        no_repeat_ngram: n > 0: never complete an n-gram a hypothesis already holds (0: off).
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -117,6 +140,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         raise ValueError(f"end_id {end_id} cannot be banned: no hypothesis could finish")
     if any(i < 0 for i in banned_ids):
         raise ValueError(f"banned_ids must be token ids >= 0, got {banned_ids}")
+    no_repeat_ngram = int(no_repeat_ngram)
+    if no_repeat_ngram < 0:
+        raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
     K, T = beam_size, max_length
     with_attention = attention_size is not None
 
@@ -154,6 +180,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             log_probs, new_state, attention = step_fn(tokens, state)
         log_probs = tf.cast(log_probs, tf.float32)  # (N or M, V)
         V = tf.shape(log_probs)[-1]
+        if no_repeat_ngram:
+            history = tf.gather(token_hist, live_rows) if compact else token_hist  # (N or M, T)
+            log_probs = log_probs + repeated_ngram_bans(history, step, no_repeat_ngram, V)
         if banned_ids:  # + (V,): -inf at the banned ids, 0 elsewhere (x + 0 is x exactly)
             log_probs = log_probs + tf.scatter_nd([[i] for i in banned_ids],
                                                   tf.fill([len(banned_ids)], _NEG_INF), [V])
@@ -240,10 +269,10 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
 
 def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,
-                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False):
+                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0):
     """Greedy decoding: :func:`beam_search` with ``beam_size=1`` (same arguments and outputs,
     K = 1). ``alpha`` does not change the choice, only the reported ``scores``."""
     return beam_search(step_fn, initial_state, batch_size, beam_size=1, max_length=max_length,
                        start_id=start_id, end_id=end_id, alpha=alpha,
                        attention_size=attention_size, pad_id=pad_id, banned_ids=banned_ids,
-                       compact=compact)
+                       compact=compact, no_repeat_ngram=no_repeat_ngram)

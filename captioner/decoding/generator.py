@@ -58,13 +58,15 @@ class Generation(dict):
         return hypothesis_texts(self, vocabulary, beam)
 
 
-def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None):
+def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None, distinct=False):
     """The words of one hypothesis, and how many ``<unk>`` were replaced.
 
     token_ids (T,): its generated ids (``Vocabulary.decode`` stops at ``<end>`` and drops
     ``<pad>``/``<start>``). With ``source_tokens`` and ``attention`` (steps, len(source_tokens)),
     each ``<unk>`` word j becomes the source word its step attends to most (Luong et al. 2015):
-    names and numbers the target vocabulary lacks pass through.
+    names and numbers the target vocabulary lacks pass through. ``distinct``: the most attended
+    source word that the output does not hold yet (the argmax when every one is taken), so
+    consecutive <unk> steps whose attention stays on one word do not copy it again (headlines).
 
     Returns (words list, replaced int).
     """
@@ -74,7 +76,12 @@ def hypothesis_words(vocabulary, token_ids, attention=None, source_tokens=None):
     replaced = 0
     for j, word in enumerate(words):
         if word == UNK and j < len(attention):
-            words[j] = source_tokens[int(np.argmax(attention[j]))]
+            order = np.argsort(-np.asarray(attention[j]), kind="stable")  # source positions, most attended first
+            pick = source_tokens[int(order[0])]
+            if distinct:
+                taken = set(words[:j])
+                pick = next((source_tokens[int(i)] for i in order if source_tokens[int(i)] not in taken), pick)
+            words[j] = pick
             replaced += 1
     return words, replaced
 
@@ -91,14 +98,16 @@ def hypothesis_texts(result, vocabulary, beam=0):
     return [[detokenize(vocabulary.decode(row.tolist())) for row in hyps] for hyps in tokens]
 
 
-def _settings(beam_size, alpha, max_length):
+def _settings(beam_size, alpha, max_length, no_repeat_ngram=0):
     """The decoding settings as a hashable key; checked here, before anything is traced."""
-    beam_size, max_length = int(beam_size), int(max_length)
+    beam_size, max_length, no_repeat_ngram = int(beam_size), int(max_length), int(no_repeat_ngram)
+    if no_repeat_ngram < 0:
+        raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    return beam_size, float(alpha), max_length
+    return beam_size, float(alpha), max_length, no_repeat_ngram
 
 
 class Generator:
@@ -125,10 +134,11 @@ class Generator:
         self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
         self._compiled = {}  # (settings, input specs) -> tf.function
 
-    def search(self, *inputs, beam_size, alpha, max_length):
+    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
-        Keras ``call``, another ``tf.function``); eager callers want ``__call__``."""
-        beam_size, alpha, max_length = _settings(beam_size, alpha, max_length)
+        Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
+        ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`)."""
+        beam_size, alpha, max_length, no_repeat_ngram = _settings(beam_size, alpha, max_length, no_repeat_ngram)
         annotations, mask, initial_state = self.encode(*inputs)  # (B, R, D), (B, R)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
 
@@ -141,24 +151,27 @@ class Generator:
         return beam_search(
             step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
-            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True)
+            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
+            no_repeat_ngram=no_repeat_ngram)
 
-    def __call__(self, *inputs, beam_size, alpha, max_length) -> Generation:
+    def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
-        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
+                           no_repeat_ngram=no_repeat_ngram)
         return Generation(fn(*inputs))
 
-    def compiled(self, *inputs, beam_size, alpha, max_length):
+    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings."""
-        settings = _settings(beam_size, alpha, max_length)
+        settings = _settings(beam_size, alpha, max_length, no_repeat_ngram)
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
         key = (settings, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
         if key not in self._compiled:
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(
-                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2]),
+                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
+                                        no_repeat_ngram=settings[3]),
                 input_signature=signature, reduce_retracing=True, autograph=False)
         return self._compiled[key]
 

@@ -110,7 +110,7 @@ class Seq2Seq(keras.Model):
                  encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
                  beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
-                 attention_lambda=0.0, training_config=None, **kwargs):
+                 attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, training_config=None, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -139,6 +139,10 @@ class Seq2Seq(keras.Model):
         # > 0 (attention kind, training only): the doubly stochastic attention penalty of the
         # captioner (Xu et al. 2015) over the source words, so each one gets attended to
         self.attention_lambda = float(attention_lambda)
+        # n > 0: the beam search never repeats an n-gram in one output (headlines: 3); 0 = off
+        self.no_repeat_ngram = int(no_repeat_ngram)
+        # True: an <unk> output copies the most attended source word not yet in the output (headlines)
+        self.copy_distinct = bool(copy_distinct)
         self.training_config = training_config or {}
 
         context, bidirectional = KINDS[kind]
@@ -191,14 +195,15 @@ class Seq2Seq(keras.Model):
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
-    def generate(self, source_ids, beam_size=None, alpha=None, max_length=None):
+    def generate(self, source_ids, beam_size=None, alpha=None, max_length=None, no_repeat_ngram=None):
         """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
         `Generation` of NumPy arrays: tokens (B, K, L), scores, log_probs, lengths, finished
         (B, K), attention (B, K, L, R)."""
         out = self.generator(np.asarray(source_ids, np.int32),
                              beam_size=self.beam_size if beam_size is None else beam_size,
                              alpha=self.alpha if alpha is None else alpha,
-                             max_length=self.max_length if max_length is None else max_length)
+                             max_length=self.max_length if max_length is None else max_length,
+                             no_repeat_ngram=self.no_repeat_ngram if no_repeat_ngram is None else no_repeat_ngram)
         return out.numpy()
 
     # -- text in, text out -----------------------------------------------------------
@@ -214,17 +219,22 @@ class Seq2Seq(keras.Model):
                                                    add_start=False, add_end=False)
 
     def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
-                  replace_unk=None, coverage_penalty=None):
+                  replace_unk=None, coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None):
         """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
         sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses.
 
         ``coverage_penalty`` (beta >= 0; default: the model's): re-rank the beam's finished
         hypotheses by score + beta * sum_j log(min(sum_i a_ij, 1)) over the source words j, the
         attention a_ij of output step i summed (GNMT, Wu et al. 2016): a hypothesis that never
-        attends to part of the source (a dropped phrase) loses. Attention models only."""
+        attends to part of the source (a dropped phrase) loses. Attention models only.
+        ``no_repeat_ngram`` (n >= 0; default: the model's): no output repeats an n-gram.
+        ``copy_distinct`` (default: the model's): an <unk> copies the most attended source word
+        that the output does not hold yet (see :func:`captioner.decoding.hypothesis_words`).
+        Summaries and headlines use the same method (a source text in, a headline out)."""
         if isinstance(sentences, str):
             raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
         replace_unk = self.replace_unk if replace_unk is None else replace_unk
+        distinct = self.copy_distinct if copy_distinct is None else bool(copy_distinct)
         beta = self.coverage_penalty if coverage_penalty is None else float(coverage_penalty)
         if beta < 0 or not np.isfinite(beta):
             raise ValueError(f"coverage_penalty must be a finite number >= 0, got {beta}")
@@ -237,13 +247,13 @@ class Seq2Seq(keras.Model):
         for start in range(0, len(todo), batch_size):
             idx = todo[start:start + batch_size]
             batch = [toks[i][: self.max_source_length] for i in idx]
-            out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length)
+            out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length, no_repeat_ngram)
             for b, i in enumerate(idx):
-                results[i] = self._decode_one(out, b, batch[b], replace_unk,
+                results[i] = self._decode_one(out, b, batch[b], replace_unk, distinct=distinct,
                                               truncated=len(toks[i]) > self.max_source_length, beta=beta)
         return results
 
-    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0):
+    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False):
         n_src = len(source_tokens)
         hyps = []
         for k in range(out["tokens"].shape[1]):
@@ -252,7 +262,7 @@ class Seq2Seq(keras.Model):
             steps = int(out["lengths"][b, k])
             attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
             words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
-                                               source_tokens if replace_unk else None)
+                                               source_tokens if replace_unk else None, distinct=distinct)
             coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
             hyps.append((join_tokens(words, self.target_tokenizer), float(out["scores"][b, k]) + coverage, words, attn, replaced,
                          float(out["log_probs"][b, k]), bool(out["finished"][b, k]), coverage))
@@ -282,6 +292,7 @@ class Seq2Seq(keras.Model):
             "max_source_length": self.max_source_length, "beam_size": self.beam_size,
             "alpha": self.alpha, "max_length": self.max_length, "replace_unk": self.replace_unk,
             "coverage_penalty": self.coverage_penalty, "attention_lambda": self.attention_lambda,
+            "no_repeat_ngram": self.no_repeat_ngram, "copy_distinct": self.copy_distinct,
             "training_config": self.training_config,
         }
 

@@ -68,12 +68,30 @@ def copyable_positions(src_tokens, tgt_tokens, min_share=0.8):
     return out
 
 
+def shared_word_positions(src_tokens, tgt_tokens, words):
+    """Summaries and headlines: for each pair, [(source positions, target position)] of the
+    words of ``words`` (a set) that occur in the target exactly once and in the source at least
+    once; every source occurrence is listed, so replacing them all by <unk> hides the word
+    wherever the model could attend to it. (The translator's :func:`copyable_positions`
+    instead keeps words written alike in both languages, once on each side.)"""
+    out = []
+    for s, t in zip(src_tokens, tgt_tokens):
+        tc = collections.Counter(t)
+        where = collections.defaultdict(list)
+        for i, w in enumerate(s):
+            if w in words and tc[w] == 1:
+                where[w].append(i)
+        out.append([(where[w], t.index(w)) for w in where])
+    return out
+
+
 class BucketedBatches:
     """Encoded (source, target) id sequences in batches of similar source length, each padded to
     its own longest sequence; batch order shuffled anew every epoch.
 
-    With `copy_positions` (from `copyable_positions`; target positions count words, the target
-    sequences start with <start>) and `copy_unk_rate` > 0, each such word pair is replaced by
+    With `copy_positions` (from `copyable_positions` or `shared_word_positions`: a source position
+    or a list of them, and a target position counting words; the target sequences start with
+    <start>) and `copy_unk_rate` > 0, each such word pair is replaced by
     <unk> on both sides with that probability, drawn anew every epoch.
 
     With `weights` (one float per pair), each batch is (inputs, targets, sample weights (B, 1)):

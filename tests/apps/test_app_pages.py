@@ -174,6 +174,8 @@ PAGES = {
         "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
     "task_pages/transliterate.py": {
         "CAPTIONER_TRANSLITERATE_MODEL": ("captioner train transliterate ", "assets/models/dakshina_hi_translit.keras")},
+    "task_pages/summarize.py": {
+        "CAPTIONER_SUMMARIZE_MODEL": ("captioner train summarize ", "assets/models/bbc_headlines.keras")},
     "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
     "task_pages/video.py": {
         "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),

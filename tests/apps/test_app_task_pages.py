@@ -378,3 +378,26 @@ def test_transliterate_page_words_n_best_and_character_alignment(bundled_env):
     at.text_area[0].set_value("  ").run()
     assert not at.exception and not at.error and not at.image
     assert [i.value for i in at.info] == ["Type a word or a sentence in Latin letters."]
+# ----------------------------------------------------------------------------- Headline (summarize)
+
+@needs("bbc_headlines.keras")
+def test_summarize_page_headline_shaded_source_and_alignment(bundled_env):
+    at = open_page("task_pages/summarize.py")
+    no_errors(at)
+    [headline] = headings(at)
+    assert headline and headline != "(empty headline)"
+    result = list(at.session_state["summarize_results"].values())[-1]
+    rows = np.asarray(result.attention)
+    assert rows.shape == (len(result.attention_labels), len(result.source_tokens))
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-4)
+    shaded = [m.value for m in at.markdown if m.value.startswith('<div style="line-height: 2">')]
+    assert len(shaded) == 1 and shaded[0].count("<span") == len(result.source_tokens)
+    assert [img.captions[0] for img in at.image] == [f"alignment of “{headline}”"]
+    assert [b.label for b in at.get("download_button")] == ["Headline JSON", "Alignment PNG"]
+    assert_model_card(at, "bbc_headlines.keras")
+    at.slider(key="summarize_beam").set_value(1).run()
+    no_errors(at)
+    assert len(at.table[0].value) == 1  # greedy: one hypothesis
+    at.text_area[0].set_value("   ").run()
+    assert not at.exception and not at.error and not headings(at)
+    assert [i.value for i in at.info] == ["Paste an article to summarize."]

@@ -413,3 +413,49 @@ def test_compact_inside_tf_function_with_unknown_batch():
     traced, eager = graph(ids), run(ids, compact=False)
     for key in eager:
         np.testing.assert_array_equal(traced[key].numpy(), eager[key].numpy(), key)
+
+
+# n-gram blocking: a chain that alternates A B A B ... (each step .9) and rarely ends.
+#   no blocking, max_length 8: A B A B A B A B (unfinished)
+#   n = 3: after A B A B the next A would repeat "A B A": B -> end (.06) beats B -> B (.04)
+#   n = 2: after A B A the next B would repeat "A B": A -> end (.06) beats A -> A (.04)
+#   n = 1: after A B the next A repeats "A": B -> end
+ALTERNATING = table({START: {A: 1.0}, A: {B: 0.9, END: 0.06, A: 0.04}, B: {A: 0.9, END: 0.06, B: 0.04}})
+
+
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("n, expected", [(0, [A, B, A, B, A, B, A, B]), (3, [A, B, A, B, END]),
+                                         (2, [A, B, A, END]), (1, [A, B, END])])
+def test_no_repeat_ngram_hand_worked(n, expected, compact):
+    result = decode([0], beam_size=1, max_length=8, tables=ALTERNATING[None], compact=compact, no_repeat_ngram=n)
+    tokens, length, _, log_prob, finished = hyp(result, 0, 0)
+    assert tokens == expected and finished == (expected[-1] == END)
+    probs = {(START, A): 1.0, (A, B): 0.9, (B, A): 0.9, (A, END): 0.06, (B, END): 0.06}
+    assert log_prob == pytest.approx(sum(math.log(probs[p]) for p in zip([START] + expected, expected)), abs=1e-5)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_no_repeat_ngram_no_hypothesis_repeats(n):
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.full(V, 0.3), size=(4, V)).astype(np.float64)  # (4 inputs, V, V), peaked rows
+    probs[:, :, END] *= 0.05  # long outputs, so repeats would happen
+    probs[:, :, PAD] = 0.0
+    probs /= probs.sum(-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        tables = np.log(probs).astype(np.float32)
+    free = decode(list(range(4)), beam_size=3, max_length=12, tables=tables, compact=True)
+    blocked = decode(list(range(4)), beam_size=3, max_length=12, tables=tables, compact=True, no_repeat_ngram=n)
+
+    def repeats(result, b, k):
+        tokens = hyp(result, b, k)[0]
+        grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+        return len(grams) - len(set(grams))
+
+    alive = [(b, k) for b in range(4) for k in range(3) if np.isfinite(blocked["scores"][b, k])]
+    assert alive and all(repeats(blocked, b, k) == 0 for b, k in alive)
+    assert any(repeats(free, b, k) for b in range(4) for k in range(3))  # the case is not vacuous
+
+
+def test_no_repeat_ngram_rejects_negative():
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        decode([0], beam_size=1, max_length=4, tables=ALTERNATING[None], no_repeat_ngram=-1)

@@ -217,3 +217,21 @@ def test_training_decode_helpers_use_the_text_helper():
     got = decode_captions(model, x, list("vwxyz"), vocab, beam_size=2, max_length=6, batch_size=2)
     want = hypothesis_texts(model.generate(x, beam_size=2, max_length=6), vocab)
     assert got == dict(zip("vwxyz", want))
+
+
+def test_distinct_copies_skip_words_already_written():
+    vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "dog"))
+    source = ["smith", "beats", "jones", "a"]
+    # three <unk> steps whose attention stays on "smith"; the second ranks "jones" next, the third "a"
+    # (already written by step 0) then "beats"
+    attention = np.array([[0.0, 0.0, 0.0, 1.0],            # step 0: "a" (not an <unk>: no copy)
+                          [0.7, 0.1, 0.2, 0.0],            # <unk> -> smith
+                          [0.6, 0.1, 0.3, 0.0],            # <unk> -> smith again (argmax) / jones (distinct)
+                          [0.5, 0.2, 0.0, 0.3],            # <unk> -> smith / a is taken -> beats
+                          [0.25, 0.25, 0.25, 0.25]])       # <end>
+    ids = [4, UNK_ID, UNK_ID, UNK_ID, END_ID]
+    assert hypothesis_words(vocab, ids, attention, source) == (["a", "smith", "smith", "smith"], 3)
+    assert hypothesis_words(vocab, ids, attention, source, distinct=True) == (["a", "smith", "jones", "beats"], 3)
+    # every source word taken: the most attended one, as without `distinct`
+    assert hypothesis_words(vocab, [UNK_ID, UNK_ID, END_ID], np.array([[1.0], [1.0], [1.0]]), ["x"],
+                            distinct=True) == (["x", "x"], 2)

@@ -245,3 +245,18 @@ def test_config_round_trip_keeps_vocabularies_and_settings():
     assert clone.kind == "sutskever" and clone.encoder.num_layers == 2 and clone.encoder.reverse_source
     assert clone.encoder_cell == "lstm" and clone.decoder_cell == "lstm"
     assert clone.source_tokenizer == model.source_tokenizer
+
+
+def test_no_repeat_ngram_and_distinct_copies_are_model_settings(tmp_path):
+    model = _tiny(max_length=12, no_repeat_ngram=1, copy_distinct=True)
+    sources = ["a b c d", "h h g", "e"]
+    for out in model.translate(sources, replace_unk=False):  # n = 1: no id twice (an untrained model repeats)
+        assert len(out.tokens) == len(set(out.tokens)), out.tokens
+    free = _tiny(max_length=12)
+    assert any(len(o.tokens) != len(set(o.tokens)) for o in free.translate(sources, beam_size=1))  # not vacuous
+    assert [o.text for o in free.translate(sources, no_repeat_ngram=1)] == [o.text for o in model.translate(sources)]
+    path = tmp_path / "m.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert (loaded.no_repeat_ngram, loaded.copy_distinct) == (1, True)
+    assert [o.text for o in loaded.translate(sources)] == [o.text for o in model.translate(sources)]

