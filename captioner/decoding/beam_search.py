@@ -265,10 +265,10 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
 
 def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,
-                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False):
+                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, start_tokens=None):
     """Greedy decoding: :func:`beam_search` with ``beam_size=1`` (same arguments and outputs,
     K = 1). ``alpha`` does not change the choice, only the reported ``scores``."""
     return beam_search(step_fn, initial_state, batch_size, beam_size=1, max_length=max_length,
                        start_id=start_id, end_id=end_id, alpha=alpha,
                        attention_size=attention_size, pad_id=pad_id, banned_ids=banned_ids,
-                       compact=compact)
+                       compact=compact, start_tokens=start_tokens)
