@@ -218,7 +218,7 @@ class LanguageModelRecipe(Recipe):
         else:
             metrics["dev_oov_rate"] = r["oov_rate"]
         metrics["baselines"] = compare_baselines(self.baseline_train, self.baseline_dev,
-                                                 orders=(3, 5) if c.level == "char" else (2, 3),
+                                                 orders=(3, 5, 7) if c.level == "char" else (2, 3, 4),
                                                  sentences=c.level == "word")
         prompt = "ROMEO:\n" if c.level == "char" and all(ch in model.vocabulary for ch in "ROMEO:") else ""
         self.samples = {"prompt": prompt, "seed": c.seed, "top_k": 0}
