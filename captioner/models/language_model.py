@@ -239,8 +239,8 @@ class LanguageModel(keras.Model):
             result["bits_per_char"] = bits_per_token(total, n)
         else:
             result["sentences"] = len(streams)
-            words = np.concatenate([s[1:] for s in streams])
-            result["oov_rate"] = float(np.mean(words == UNK_ID))
+            words = np.concatenate([s[1:-1] for s in streams])  # the words, without <start> / <end>
+            result["oov_rate"] = float(np.mean(words == UNK_ID)) if len(words) else 0.0
         return result
 
     # -- persistence -----------------------------------------------------------------

@@ -217,3 +217,20 @@ def test_training_decode_helpers_use_the_text_helper():
     got = decode_captions(model, x, list("vwxyz"), vocab, beam_size=2, max_length=6, batch_size=2)
     want = hypothesis_texts(model.generate(x, beam_size=2, max_length=6), vocab)
     assert got == dict(zip("vwxyz", want))
+
+
+def test_sampling_serves_the_caption_decoder_too():
+    """Sampling is a rule of the one search for every generator, not the language model's alone:
+    the caption decoder samples through its own Generator, seeded; T -> 0 and top-1 are greedy."""
+    model, feats = _caption_model(), _features()
+    greedy = model.generator(feats, beam_size=1, alpha=0.0, max_length=7)["tokens"].numpy()
+    cold = model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=1e-4, seed=1)
+    np.testing.assert_array_equal(cold["tokens"].numpy(), greedy)
+    top1 = model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=2.0, top_k=1, seed=2)
+    np.testing.assert_array_equal(top1["tokens"].numpy(), greedy)
+    hot = [model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=3.0, seed=s)["tokens"].numpy()
+           for s in (5, 5, 6)]
+    np.testing.assert_array_equal(hot[0], hot[1])
+    assert not np.isin(hot[0], [UNK_ID, START_ID]).any()  # banned ids stay banned when sampling
+    with pytest.raises(ValueError, match="beam_size must be 1"):
+        model.generator(feats, beam_size=3, alpha=0.0, max_length=7, temperature=1.0)
