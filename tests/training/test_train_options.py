@@ -36,8 +36,8 @@ def _task_parsers():
 
 
 def test_every_task_of_before_is_there():
-    assert set(train.recipe_modules()) == set(BEFORE) == {
-        "caption", "translate", "entail", "vqa", "video-caption", "video-classify"}
+    assert set(BEFORE) == {"caption", "translate", "entail", "vqa", "video-caption", "video-classify"}
+    assert set(BEFORE) <= set(train.recipe_modules())  # new tasks may come (lm, ...)
 
 
 @pytest.mark.parametrize("task", sorted(BEFORE))
