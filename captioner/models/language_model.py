@@ -95,12 +95,16 @@ class LanguageModel(keras.Model):
         self._ids = {t: i for i, t in enumerate(self.vocabulary.tokens)}
 
     # -- the network -----------------------------------------------------------------
+    @property
+    def state_dtype(self):
+        return self.decoder.compute_dtype  # the decoder's (a mixed_bfloat16 run: bfloat16)
+
     def zero_state(self, batch):
-        zeros = tf.zeros((batch, self.units), self.compute_dtype)  # (B, H)
+        zeros = tf.zeros((batch, self.units), self.state_dtype)  # (B, H)
         return {"h": zeros, "c": zeros}
 
     def _no_annotations(self, batch):
-        return tf.zeros((batch, 1, 1), self.compute_dtype)  # (B, R=1, D=1), never looked at
+        return tf.zeros((batch, 1, 1), self.state_dtype)  # (B, R=1, D=1), never looked at
 
     def call(self, inputs, training=False, initial_state=None, return_state=False):
         tokens = inputs["tokens"] if isinstance(inputs, dict) else inputs  # (B, T)
@@ -167,7 +171,7 @@ class LanguageModel(keras.Model):
     def _window(self):
         if self._window_fn is None:
             ints = tf.TensorSpec((None, None), tf.int32)
-            floats = tf.TensorSpec((None, self.units), self.compute_dtype)  # the carried state
+            floats = tf.TensorSpec((None, self.units), self.state_dtype)  # the carried state
 
             @tf.function(input_signature=[ints, ints, floats, floats], reduce_retracing=True)
             def window(inputs, targets, h, c):
@@ -198,7 +202,7 @@ class LanguageModel(keras.Model):
             ids = np.full((len(idx), width), PAD_ID, np.int32)  # (B, L)
             for b, i in enumerate(idx):
                 ids[b, :len(streams[i])] = streams[i]
-            h = c = tf.zeros((len(idx), self.units), self.compute_dtype)
+            h = c = tf.zeros((len(idx), self.units), self.state_dtype)
             for t in range(0, width - 1, window):
                 inputs = ids[:, t:t + window]
                 targets = ids[:, t + 1:t + 1 + window]
@@ -245,8 +249,16 @@ class LanguageModel(keras.Model):
 
     # -- persistence -----------------------------------------------------------------
     def inference_copy(self):
-        """A weight-identical, uncompiled copy (no optimizer state in the saved file)."""
-        clone = type(self).from_config(self.get_config())
+        """A weight-identical, uncompiled float32 copy (no optimizer state in the saved file),
+        whatever the training policy."""
+        import keras
+
+        previous = keras.mixed_precision.global_policy().name
+        keras.mixed_precision.set_global_policy("float32")  # the decoder is built under it
+        try:
+            clone = type(self).from_config({**self.get_config(), "dtype": "float32"})
+        finally:
+            keras.mixed_precision.set_global_policy(previous)
         clone.set_weights(self.get_weights())
         return clone
 

@@ -209,6 +209,7 @@ class LanguageModelRecipe(Recipe):
         from captioner.models.ngram_lm import compare_baselines
 
         c = self.cfg
+        model = model.inference_copy()  # float32, as saved
         t = time.perf_counter()
         r = model.evaluate_text(self.dev_text, "dev")
         metrics = {"split": f"dev ({self.desc['dev']})", "dev_perplexity": r["perplexity"], "dev_tokens": r["tokens"],
