@@ -142,6 +142,13 @@ class LanguageModelRecipe(Recipe):
             counts = {"train_sentences": len(tokens), "dev_sentences": len(self.baseline_dev)}
         self.desc = {"level": c.level, "data": c.data, "dev": dev_desc, **counts}
         self.selection = "dev log-likelihood per token (perplexity, state carried across windows)"
+        self.notes = (f"{c.level}-level language model: the AttentionDecoder with context='none'. Dev: {dev_desc}. "
+                      + ("Perplexity per character: the dev text as one stream, every character after the first "
+                         "predicted from all before it (windows of the model's `window`, state carried)."
+                         if c.level == "char" else
+                         "Perplexity per word: each sentence <start> w1 .. wn <end>, every word and <end> predicted, "
+                         "<unk> like any word.")
+                      + " Baselines: count models on exactly the same tokens (captioner/models/ngram_lm.py).")
         log.info("%s; vocabulary %d", self.desc, len(self.vocab))
         return {"vocab_size": len(self.vocab), "data": self.desc, **counts}
 
