@@ -53,6 +53,7 @@ the last hypothesis of the batch does), and step 0 runs on beam 0 of each input 
 import tensorflow as tf
 
 from captioner.decoding.penalties import length_penalty, normalized_score
+from captioner.decoding.sampling import check_sampling, sample_tokens
 
 _NEG_INF = float("-inf")
 
@@ -95,7 +96,8 @@ def _loop_invariant(shape):
 
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
-                alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0):
+                alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
+                start_tokens=None, temperature=None, top_k=0, seed=0):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -118,6 +120,15 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             ignored (return None) and ``"attention"`` has shape (B, K, max_length, 0).
         compact: call ``step_fn(tokens, state, rows)`` on the live rows only (module docstring).
         no_repeat_ngram: n > 0: never complete an n-gram a hypothesis already holds (0: off).
+        start_tokens: int32 (B,) the first input token of each input instead of ``start_id``
+            (a language model continuing a prompt: the prompt's last token).
+        temperature, top_k, seed: sampling instead of beam search (``beam_size`` must be 1):
+            with ``temperature`` not None, each step's token is drawn by
+            :func:`captioner.decoding.sampling.sample_tokens` (T = 0: the argmax, greedy;
+            ``top_k`` K > 0: from the K most probable only), keyed by ``(seed, step)``.
+            ``log_probs`` are those of the drawn tokens under the model.
+        end_id may be None: no token ends a hypothesis (a character model), every hypothesis
+            runs ``max_length`` steps.
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -136,6 +147,13 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
     banned_ids = sorted({int(i) for i in banned_ids})
+    end_id = -1 if end_id is None else int(end_id)  # -1: never generated, nothing ends
+    sampling = temperature is not None
+    seed = int(seed) % 2**31  # the draw's key is (seed, step), int32
+    if sampling:
+        temperature, top_k = check_sampling(temperature, top_k)
+        if beam_size != 1:
+            raise ValueError(f"sampling draws one hypothesis per input: beam_size must be 1, got {beam_size}")
     if end_id in banned_ids:
         raise ValueError(f"end_id {end_id} cannot be banned: no hypothesis could finish")
     if any(i < 0 for i in banned_ids):
@@ -153,7 +171,10 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     R_static = None if R_static is None else int(R_static)
 
     state = tile_beams(initial_state, K)  # leaves (N, ...)
-    tokens = tf.fill([N], tf.constant(start_id, tf.int32))  # (N,)
+    if start_tokens is None:
+        tokens = tf.fill([N], tf.constant(start_id, tf.int32))  # (N,)
+    else:
+        tokens = tf.repeat(tf.cast(start_tokens, tf.int32), K)  # (N,)
     # Only beam 0 is alive at first, so the first expansion gives K distinct hypotheses.
     first = tf.constant([[0.0] + [_NEG_INF] * (K - 1)], tf.float32)  # (1, K)
     sums = tf.tile(first, [B, 1])  # (B, K)
@@ -191,7 +212,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
                            constant_values=_NEG_INF)
         # All candidates of a beam share its length, hence its penalty: only the K best
         # continuations of each beam can survive, so rank K*K candidates, not K*V.
-        cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K) (compact: (M, K))
+        if sampling:  # K = 1: one candidate per row, drawn instead of the top one
+            cand_log_probs, cand_tokens = sample_tokens(
+                log_probs, temperature=temperature, top_k=top_k, seed=tf.stack([seed, step]))  # (N|M, 1)
+        else:
+            cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K) (compact: (M, K))
         # Same structure and dtypes as the loop variable, whatever nest type step_fn used.
         new_state = tf.nest.pack_sequence_as(state, tf.nest.flatten(new_state))
         if compact:  # back to N rows; the rows not extended are finished (frozen below) or dead
@@ -269,10 +294,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
 
 def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,
-                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0):
+                  alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
+                  start_tokens=None):
     """Greedy decoding: :func:`beam_search` with ``beam_size=1`` (same arguments and outputs,
     K = 1). ``alpha`` does not change the choice, only the reported ``scores``."""
     return beam_search(step_fn, initial_state, batch_size, beam_size=1, max_length=max_length,
                        start_id=start_id, end_id=end_id, alpha=alpha,
                        attention_size=attention_size, pad_id=pad_id, banned_ids=banned_ids,
-                       compact=compact, no_repeat_ngram=no_repeat_ngram)
+                       compact=compact, no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens)

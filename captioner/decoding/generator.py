@@ -8,8 +8,9 @@ generation) holds one :class:`Generator` and decodes only through it::
     texts = hypothesis_texts(result, vocabulary)                            # best beam, as text
 
 ``encode(*inputs) -> (annotations (B, R, D), mask (B, R) bool or None, initial_state or None)``
-is the model's own part (project a CNN grid, run a frame or source encoder). The rest is
-the same for every task:
+is the model's own part (project a CNN grid, run a frame or source encoder); it may return a
+fourth element, ``start_tokens`` int32 (B,), the first input token of each input instead of
+``<start>`` (a language model continuing a prompt). The rest is the same for every task:
 
 * ``decoder.prepare(annotations, mask, initial_state) -> (memory, state)`` once per input, and
   ``decoder.step(tokens, state, memory) -> (log_probs, state, attention)`` per token (the
@@ -18,7 +19,9 @@ the same for every task:
   runs on the live hypotheses only, and each gathers its input's memory by row
   (``rows // beam_size``), so memory is never tiled to B*K rows;
 * ``banned_ids``: ids the search never generates (-inf at every step);
-* one compiled function per decoding setting (beam size, alpha, max length) and input kind,
+* decoding strategies: beam search (greedy = width 1), or sampling (``temperature``, ``top_k``,
+  ``seed``; :mod:`captioner.decoding.sampling`) as a rule of the same search with one beam;
+* one compiled function per decoding setting (beam size, alpha, max length, sampling) and input kind,
   ``tf.function(reduce_retracing=True)``, with the batch dimension left free (plus the dims
   ``input_signature`` leaves free), so it is traced once per setting;
 * one result type, :class:`Generation`, and one way from ids to text
@@ -32,6 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.decoding.beam_search import beam_search
+from captioner.decoding.sampling import check_sampling
 from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK
 
@@ -98,7 +102,7 @@ def hypothesis_texts(result, vocabulary, beam=0):
     return [[detokenize(vocabulary.decode(row.tolist())) for row in hyps] for hyps in tokens]
 
 
-def _settings(beam_size, alpha, max_length, no_repeat_ngram=0):
+def _settings(beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
     """The decoding settings as a hashable key; checked here, before anything is traced."""
     beam_size, max_length, no_repeat_ngram = int(beam_size), int(max_length), int(no_repeat_ngram)
     if no_repeat_ngram < 0:
@@ -107,7 +111,12 @@ def _settings(beam_size, alpha, max_length, no_repeat_ngram=0):
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    return beam_size, float(alpha), max_length, no_repeat_ngram
+    if temperature is None:
+        return beam_size, float(alpha), max_length, no_repeat_ngram, None, 0, 0
+    temperature, top_k = check_sampling(temperature, top_k)
+    if beam_size != 1:
+        raise ValueError(f"sampling draws one hypothesis per input: beam_size must be 1, got {beam_size}")
+    return beam_size, float(alpha), max_length, no_repeat_ngram, temperature, top_k, int(seed) % 2**31
 
 
 class Generator:
@@ -122,7 +131,8 @@ class Generator:
         banned_ids: token ids never generated (e.g. ``<pad>``, ``<unk>``, ``<start>``).
         input_signature: optional list of ``tf.TensorSpec`` of the inputs; default: each input's
             dtype and shape as first seen, its batch dimension free.
-        start_id, end_id, pad_id: the special ids of the target vocabulary.
+        start_id, end_id, pad_id: the special ids of the target vocabulary (end_id None: no
+            token ends a hypothesis; each runs max_length steps).
     """
 
     def __init__(self, decoder, encode, *, banned_ids=(), input_signature=None, start_id=START_ID,
@@ -131,15 +141,20 @@ class Generator:
         self.encode = encode
         self.banned_ids = tuple(sorted({int(i) for i in banned_ids}))
         self.input_signature = None if input_signature is None else list(input_signature)
-        self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
+        self.start_id, self.pad_id = int(start_id), int(pad_id)
+        self.end_id = None if end_id is None else int(end_id)
         self._compiled = {}  # (settings, input specs) -> tf.function
 
-    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
+    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
         Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
-        ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`)."""
-        beam_size, alpha, max_length, no_repeat_ngram = _settings(beam_size, alpha, max_length, no_repeat_ngram)
-        annotations, mask, initial_state = self.encode(*inputs)  # (B, R, D), (B, R)
+        ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
+        ``temperature`` (and ``top_k``, ``seed``), tokens are sampled (beam_size 1)."""
+        beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed = _settings(
+            beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
+        encoded = self.encode(*inputs)
+        annotations, mask, initial_state = encoded[:3]  # (B, R, D), (B, R)
+        start_tokens = encoded[3] if len(encoded) > 3 else None  # (B,)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
 
         def step_fn(tokens, st, rows):
@@ -152,18 +167,19 @@ class Generator:
             step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
             attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
-            no_repeat_ngram=no_repeat_ngram)
+            no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed)
 
-    def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0) -> Generation:
+    def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0,
+                 seed=0) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                           no_repeat_ngram=no_repeat_ngram)
+                           no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed)
         return Generation(fn(*inputs))
 
-    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0):
+    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings."""
-        settings = _settings(beam_size, alpha, max_length, no_repeat_ngram)
+        settings = _settings(beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
         key = (settings, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
@@ -171,7 +187,8 @@ class Generator:
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(
                 lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
-                                        no_repeat_ngram=settings[3]),
+                                        no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
+                                        seed=settings[6]),
                 input_signature=signature, reduce_retracing=True, autograph=False)
         return self._compiled[key]
 

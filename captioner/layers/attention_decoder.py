@@ -216,11 +216,14 @@ class AttentionDecoder(keras.layers.Layer):
         return self.vocab_dense(self.out_dropout(hidden, training=training))
 
     # -- teacher forcing --------------------------------------------------------------
-    def call(self, tokens, annotations, annotation_mask=None, initial_state=None, training=False):
+    def call(self, tokens, annotations, annotation_mask=None, initial_state=None, training=False,
+             return_state=False):
         """tokens (B, T) decoder inputs (<start> w1 ... w_{T-1}); annotations (B, R, D);
         annotation_mask (B, R) bool marks real annotations (source words, frames).
 
-        Returns logits (B, T, V) and attention weights alpha (B, T, R).
+        Returns logits (B, T, V) and attention weights alpha (B, T, R); with return_state also
+        the state after the last step, {"h", "c"} (B, H) each, so that a long sequence can be
+        read in windows with the state carried over (a language model's perplexity).
         """
         memory, state = self.prepare(annotations, annotation_mask, initial_state)
         embedded = self.embedding(tokens)  # (B, T, E)
@@ -237,11 +240,14 @@ class AttentionDecoder(keras.layers.Layer):
         init = (state["h"], state["c"],
                 tf.zeros((batch, ctx_dim), x_e.dtype),
                 tf.zeros(tf.shape(memory["mask"]), x_e.dtype))
-        hs, _, contexts, alphas = tf.scan(body, x_e_tm, initializer=init)  # each (T, B, ...)
+        hs, cs, contexts, alphas = tf.scan(body, x_e_tm, initializer=init)  # each (T, B, ...)
+        final_state = {"h": hs[-1], "c": cs[-1]} if return_state else None
         hs = tf.transpose(hs, [1, 0, 2])  # (B, T, H)
         contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
         alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
         logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
+        if return_state:
+            return logits, alphas, final_state
         return logits, alphas
 
     # -- one step, for beam search ----------------------------------------------------

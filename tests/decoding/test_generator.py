@@ -235,3 +235,18 @@ def test_distinct_copies_skip_words_already_written():
     # every source word taken: the most attended one, as without `distinct`
     assert hypothesis_words(vocab, [UNK_ID, UNK_ID, END_ID], np.array([[1.0], [1.0], [1.0]]), ["x"],
                             distinct=True) == (["x", "x"], 2)
+def test_sampling_serves_the_caption_decoder_too():
+    """Sampling is a rule of the one search for every generator, not the language model's alone:
+    the caption decoder samples through its own Generator, seeded; T -> 0 and top-1 are greedy."""
+    model, feats = _caption_model(), _features()
+    greedy = model.generator(feats, beam_size=1, alpha=0.0, max_length=7)["tokens"].numpy()
+    cold = model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=1e-4, seed=1)
+    np.testing.assert_array_equal(cold["tokens"].numpy(), greedy)
+    top1 = model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=2.0, top_k=1, seed=2)
+    np.testing.assert_array_equal(top1["tokens"].numpy(), greedy)
+    hot = [model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=3.0, seed=s)["tokens"].numpy()
+           for s in (5, 5, 6)]
+    np.testing.assert_array_equal(hot[0], hot[1])
+    assert not np.isin(hot[0], [UNK_ID, START_ID]).any()  # banned ids stay banned when sampling
+    with pytest.raises(ValueError, match="beam_size must be 1"):
+        model.generator(feats, beam_size=3, alpha=0.0, max_length=7, temperature=1.0)

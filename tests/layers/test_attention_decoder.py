@@ -11,6 +11,7 @@ CONFIGS = [
     dict(cell="gru", context="attention", init_state="given", gate=False, deep_output=True, maxout=True),
     dict(cell="lstm", context="concat", init_state="mean", deep_output=True),
     dict(cell="lstm", context="none", init_state="zero", deep_output=False),
+    dict(cell="lstm", context="none", init_state="given", gate=False, deep_output=False),  # the language model
 ]
 
 
@@ -40,6 +41,16 @@ def test_teacher_forcing_equals_stepwise_decoding(config):
     # attention never looks at masked annotations and sums to one
     np.testing.assert_allclose(alphas.numpy().sum(-1), 1.0, atol=1e-5)
     assert np.all(alphas.numpy()[~np.broadcast_to(mask[:, None, :], alphas.shape)] < 1e-6)
+    # return_state: the state after the last step is step()'s, and reading the sequence in two
+    # windows with it carried over gives the same logits (a language model's long texts)
+    same, _, final = dec(tokens, ann, annotation_mask=mask, initial_state=init, return_state=True)
+    np.testing.assert_allclose(same, logits, atol=1e-6)
+    np.testing.assert_allclose(final["h"], state["h"], atol=1e-5)
+    np.testing.assert_allclose(final["c"], state["c"], atol=1e-5)
+    if config["init_state"] == "given":
+        first, _, mid = dec(tokens[:, :2], ann, annotation_mask=mask, initial_state=init, return_state=True)
+        second, _ = dec(tokens[:, 2:], ann, annotation_mask=mask, initial_state=mid)
+        np.testing.assert_allclose(np.concatenate([first, second], 1), logits, atol=1e-5)
 
 
 def test_additive_attention_hand_case():

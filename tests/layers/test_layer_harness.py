@@ -41,6 +41,7 @@ from captioner.layers.stacked_attention import StackedAttention
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.entailment import NUM_PAIR_FEATURES, EntailmentClassifier
+from captioner.models.language_model import LanguageModel
 from captioner.models.seq2seq import Seq2Seq
 from captioner.models.video_caption_model import VideoCaptionModel
 from captioner.models.video_classifier_model import VideoClassifierModel
@@ -165,6 +166,8 @@ CASES += [
     Case("seq2seq", Seq2Seq,
          dict(source_vocabulary=_vocab(), target_vocabulary=_vocab(5), embedding_dim=6, units=5, attention_units=4),
          lambda: {"source": _tokens(2, 6, 11, pad_from=4), "tokens": _tokens(2, 5, 9)}, _model_call, model=True),
+    Case("language_model", LanguageModel, dict(vocabulary=_vocab(), level="char", embedding_dim=6, units=5),
+         lambda: {"tokens": _tokens(2, 5, 11)}, _model_call, model=True),
     Case("vqa_classifier", VQAClassifier,
          dict(vocab_size=12, num_answers=3, image_dim=6, kind="attention", hops=2, embedding_dim=4, units=6,
               attention_units=5, hidden_units=7, question_words=True, fusion="product"),

@@ -1,0 +1,283 @@
+"""A language model: the project's decoder with no encoder.
+
+DESIGN.md's last row: the `AttentionDecoder` with ``context="none"`` (no annotations, no
+attention) and its state given (zeros, or carried over from the previous window of a long
+text). Nothing here is a second decoder, loop or search:
+
+* training: teacher forcing through ``AttentionDecoder.call`` (next-token cross-entropy);
+* text generation: the one :class:`~captioner.decoding.Generator`; the model's ``encode`` reads
+  the prompt through the decoder (all but its last token, whose state the search starts from)
+  and returns the prompt's last token as the search's first input. Beam search, greedy, or
+  sampling with a temperature and top-k (:mod:`captioner.decoding.sampling`);
+* perplexity: ``AttentionDecoder.call(..., return_state=True)`` over windows of the text with
+  the state carried from one window to the next, so every token is predicted from all that
+  precedes it in its stream (exact, not a sliding-window approximation).
+
+Two levels, one class:
+
+* ``"char"``: tokens are the Unicode code points of the raw text (newlines and spaces
+  included, nothing normalized); a text is one stream, its first character is read, never
+  predicted. No token ends a generation (``<end>`` is never generated); it runs ``length``
+  characters.
+* ``"word"``: one sentence per line, words as :func:`captioner.text.tokenize` makes them
+  (lower case, punctuation dropped); each sentence is ``<start> w1 ... wn <end>`` and every
+  token after ``<start>`` is predicted, ``<end>`` included (so the perplexity is per word with
+  the sentence end counted as one, as the field reports it). Unknown words are ``<unk>``.
+
+A saved model holds its vocabulary and level in its config::
+
+    import captioner, keras
+    lm = keras.models.load_model("assets/models/shakespeare_char_lm.keras")
+    lm.generate("ROMEO:", length=200, temperature=0.8, top_k=20, seed=1)
+    lm.evaluate_text(open("text.txt").read())   # {"perplexity": ..., "bits_per_char": ...}
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.decoding import Generator
+from captioner.errors import InputError
+from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.text.tokenizer import detokenize, tokenize
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
+
+LEVELS = ("char", "word")
+
+
+def perplexity(nll_sum, count):
+    """exp(mean negative log-likelihood in nats) over `count` predicted tokens."""
+    if count <= 0:
+        raise ValueError("perplexity of no tokens")
+    return math.exp(nll_sum / count)
+
+
+def bits_per_token(nll_sum, count):
+    """Mean negative log2-likelihood: log2(perplexity)."""
+    if count <= 0:
+        raise ValueError("bits per token of no tokens")
+    return nll_sum / count / math.log(2)
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class LanguageModel(keras.Model):
+    """Training: {"tokens": (B, T)} -> next-token logits (B, T, V).
+    Inference: :meth:`generate` (text), :meth:`evaluate_text` / :meth:`log_likelihood` (perplexity)."""
+
+    def __init__(self, vocabulary, level="char", embedding_dim=64, units=512, cell="lstm", dropout=0.0,
+                 window=256, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary.from_config(
+            vocabulary if isinstance(vocabulary, dict) else {"tokens": list(vocabulary)})
+        self.level = level
+        self.embedding_dim = int(embedding_dim)
+        self.units = int(units)
+        self.cell = cell
+        self.dropout = float(dropout)
+        self.window = int(window)  # tokens per evaluation window (the state is carried across)
+        self.training_config = training_config or {}
+        self.decoder = AttentionDecoder(
+            len(self.vocabulary), embedding_dim=embedding_dim, units=units, attention_units=1, annotation_dim=1,
+            cell=cell, context="none", init_state="given", gate=False, deep_output=False, dropout=dropout,
+            name="decoder")
+        self.decoder.build((None, None, 1))  # a (B, 1, 1) dummy annotation: no encoder
+        self.built = True
+        banned = (PAD_ID, START_ID, UNK_ID) + ((END_ID,) if level == "char" else ())
+        self.generator = Generator(self.decoder, self.encode, banned_ids=banned,
+                                   end_id=None if level == "char" else END_ID)
+        self._window_fn = None
+        self._ids = {t: i for i, t in enumerate(self.vocabulary.tokens)}
+
+    # -- the network -----------------------------------------------------------------
+    @property
+    def state_dtype(self):
+        return self.decoder.compute_dtype  # the decoder's (a mixed_bfloat16 run: bfloat16)
+
+    def zero_state(self, batch):
+        zeros = tf.zeros((batch, self.units), self.state_dtype)  # (B, H)
+        return {"h": zeros, "c": zeros}
+
+    def _no_annotations(self, batch):
+        return tf.zeros((batch, 1, 1), self.state_dtype)  # (B, R=1, D=1), never looked at
+
+    def call(self, inputs, training=False, initial_state=None, return_state=False):
+        tokens = inputs["tokens"] if isinstance(inputs, dict) else inputs  # (B, T)
+        batch = tf.shape(tokens)[0]
+        state = initial_state or self.zero_state(batch)
+        out = self.decoder(tokens, self._no_annotations(batch), initial_state=state, training=training,
+                           return_state=return_state)
+        return (out[0], out[2]) if return_state else out[0]  # logits (B, T, V) [, state]
+
+    def encode(self, prompt):
+        """prompt ids (B, P), P >= 1 (static) -> the Generator's (annotations, mask, state, first
+        tokens): the state after reading prompt[:, :-1]; the search starts from prompt[:, -1]."""
+        batch = tf.shape(prompt)[0]
+        state = self.zero_state(batch)
+        if prompt.shape[1] is None or prompt.shape[1] > 1:
+            _, _, state = self.decoder(prompt[:, :-1], self._no_annotations(batch), initial_state=state,
+                                       return_state=True)
+        return self._no_annotations(batch), None, state, prompt[:, -1]
+
+    # -- text <-> ids ----------------------------------------------------------------
+    def text_ids(self, text, source="text"):
+        """A character model's ids of `text`; InputError naming line and column of the first
+        character the vocabulary lacks."""
+        ids = [self._ids.get(ch, -1) for ch in text]
+        if -1 in ids:
+            at = ids.index(-1)
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+            missing = sorted({ch for ch in text if ch not in self._ids})
+            shown = ", ".join(repr(ch) for ch in missing[:10]) + (" ..." if len(missing) > 10 else "")
+            raise InputError(f"{source}: line {line}, column {column}: character {text[at]!r} is not in the "
+                             f"model's vocabulary ({len(missing)} such characters: {shown})")
+        return np.asarray(ids, np.int32)
+
+    def sentence_ids(self, sentence):
+        """A word model's ids of one sentence: <start> w1 ... wn <end> (unknown words: <unk>)."""
+        return np.asarray(self.vocabulary.encode(tokenize(sentence)), np.int32)
+
+    def prompt_ids(self, prompt, source="prompt"):
+        """The prompt the generation continues, as ids (P >= 1): a character model's characters
+        ("" -> a newline, the start of a speech), or <start> + a word model's words."""
+        if self.level == "char":
+            return self.text_ids(prompt or "\n", source)
+        return np.asarray(self.vocabulary.encode(tokenize(prompt), add_end=False), np.int32)
+
+    # -- generation ------------------------------------------------------------------
+    def generate(self, prompt="", length=200, temperature=1.0, top_k=0, seed=0, num_samples=1, beam_size=1):
+        """Continue `prompt`: `num_samples` strings (the continuation only). temperature 0 (or
+        None) is greedy decoding (beam search with `beam_size`); else sampling, top_k 0 = all
+        tokens. A word model stops at <end> (or `length` words)."""
+        prompt = np.tile(self.prompt_ids(prompt)[None, :], [int(num_samples), 1])  # (S, P)
+        sampling = temperature is not None and float(temperature) > 0
+        out = self.generator(prompt, beam_size=1 if sampling else beam_size, alpha=0.0, max_length=length,
+                             temperature=temperature if sampling else None, top_k=top_k, seed=seed).numpy()
+        texts = []
+        for row, n in zip(out["tokens"][:, 0], out["lengths"][:, 0]):
+            if self.level == "char":
+                texts.append("".join(self.vocabulary.tokens[i] for i in row[:n] if i > UNK_ID))
+            else:
+                texts.append(detokenize(self.vocabulary.decode(row[:n].tolist())))
+        return texts
+
+    # -- likelihood ------------------------------------------------------------------
+    def _window(self):
+        if self._window_fn is None:
+            ints = tf.TensorSpec((None, None), tf.int32)
+            floats = tf.TensorSpec((None, self.units), self.state_dtype)  # the carried state
+
+            @tf.function(input_signature=[ints, ints, floats, floats], reduce_retracing=True)
+            def window(inputs, targets, h, c):
+                logits, state = self(inputs, initial_state={"h": h, "c": c}, return_state=True)
+                nll = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, tf.cast(logits, tf.float32))  # (B, T)
+                nll = nll * tf.cast(targets != PAD_ID, tf.float32)
+                return tf.reduce_sum(nll, axis=1), state["h"], state["c"]
+
+            self._window_fn = window
+        return self._window_fn
+
+    def log_likelihood(self, streams, batch_size=64, window=None, progress=None):
+        """Negative log-likelihood (nats) of id sequences, each read from a zero state with its
+        first id given, every later id predicted from all before it (windows of `window` ids,
+        the state carried across). Returns (nll per stream (S,), predicted tokens per stream (S,)).
+        `progress(n)` is called with the windows done."""
+        window = int(window or self.window)
+        streams = [np.asarray(s, np.int32) for s in streams]
+        nll = np.zeros(len(streams), np.float64)
+        counts = np.array([max(len(s) - 1, 0) for s in streams], np.int64)
+        order = sorted(range(len(streams)), key=lambda i: len(streams[i]))  # similar lengths together
+        fn = self._window()
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            width = max(len(streams[i]) for i in idx)
+            if width < 2:
+                continue
+            ids = np.full((len(idx), width), PAD_ID, np.int32)  # (B, L)
+            for b, i in enumerate(idx):
+                ids[b, :len(streams[i])] = streams[i]
+            h = c = tf.zeros((len(idx), self.units), self.state_dtype)
+            for t in range(0, width - 1, window):
+                inputs = ids[:, t:t + window]
+                targets = ids[:, t + 1:t + 1 + window]
+                inputs = inputs[:, :targets.shape[1]]
+                part, h, c = fn(inputs, targets, h, c)
+                nll[idx] += part.numpy()
+                if progress:
+                    progress(1)
+        return nll, counts
+
+    def windows_needed(self, streams, batch_size=64, window=None):
+        """How many windows :meth:`log_likelihood` will run (for a progress bar)."""
+        window = int(window or self.window)
+        lengths = sorted(len(s) for s in streams)
+        return sum(math.ceil(max(max(lengths[i:i + batch_size]) - 1, 0) / window)
+                   for i in range(0, len(lengths), batch_size))
+
+    def streams_of(self, text, source="text", streams=1):
+        """`text` as the id streams this model reads: a character model's one stream (or
+        `streams` contiguous parts, read side by side: faster, and the first character of each
+        is given, not predicted); a word model's sentence per non-empty line."""
+        if self.level == "char":
+            return np.array_split(self.text_ids(text, source), max(int(streams), 1))
+        return [self.sentence_ids(line) for line in text.split("\n") if line.strip()]
+
+    def evaluate_text(self, text, source="text", batch_size=64, window=None, progress=None, streams=1):
+        """Perplexity of `text` (see the module docstring for what is predicted): a dict with
+        perplexity, tokens (predicted), nll, and bits_per_char (char) or oov_rate (word).
+        `streams` > 1 (char): read the text as that many parts side by side (see streams_of)."""
+        streams = self.streams_of(text, source, streams)
+        nll, counts = self.log_likelihood(streams, batch_size, window, progress)
+        total, n = float(nll.sum()), int(counts.sum())
+        if n == 0:
+            raise InputError(f"{source}: nothing to predict (a character model needs at least 2 characters, "
+                             "a word model one non-empty line)")
+        result = {"level": self.level, "perplexity": perplexity(total, n), "tokens": n, "nll_nats": total}
+        if self.level == "char":
+            result["bits_per_char"] = bits_per_token(total, n)
+        else:
+            result["sentences"] = len(streams)
+            words = np.concatenate([s[1:-1] for s in streams])  # the words, without <start> / <end>
+            result["oov_rate"] = float(np.mean(words == UNK_ID)) if len(words) else 0.0
+        return result
+
+    # -- persistence -----------------------------------------------------------------
+    def inference_copy(self):
+        """A weight-identical, uncompiled float32 copy (no optimizer state in the saved file),
+        whatever the training policy."""
+        import keras
+
+        previous = keras.mixed_precision.global_policy().name
+        keras.mixed_precision.set_global_policy("float32")  # the decoder is built under it
+        try:
+            clone = type(self).from_config({**self.get_config(), "dtype": "float32"})
+        finally:
+            keras.mixed_precision.set_global_policy(previous)
+        clone.set_weights(self.get_weights())
+        return clone
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary": list(self.vocabulary.tokens), "level": self.level,
+            "embedding_dim": self.embedding_dim, "units": self.units, "cell": self.cell,
+            "dropout": self.dropout, "window": self.window, "training_config": self.training_config,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def load_language_model(path) -> LanguageModel:
+    """Load a language model (.keras), safe mode on; errors name the file."""
+    from captioner.models.loading import load_model_file
+
+    return load_model_file(path, LanguageModel, "a language model",
+                           hint=" (make one with `captioner train lm`)")
