@@ -235,6 +235,8 @@ def test_distinct_copies_skip_words_already_written():
     # every source word taken: the most attended one, as without `distinct`
     assert hypothesis_words(vocab, [UNK_ID, UNK_ID, END_ID], np.array([[1.0], [1.0], [1.0]]), ["x"],
                             distinct=True) == (["x", "x"], 2)
+
+
 def test_sampling_serves_the_caption_decoder_too():
     """Sampling is a rule of the one search for every generator, not the language model's alone:
     the caption decoder samples through its own Generator, seeded; T -> 0 and top-1 are greedy."""
