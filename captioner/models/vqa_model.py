@@ -200,6 +200,8 @@ class VQAModel(PixelModel):
         return self.classifier.hops if self.classifier.feature == "grid" else 0
 
     def get_config(self):
-        return {**super().get_config(), "classifier": keras.saving.serialize_keras_object(self.classifier),
-                "answers": list(self.answers), "max_question_length": self.max_question_length,
-                "min_probability": self.min_probability, "question_starts": list(self.question_starts)}
+        config = {**super().get_config(), "classifier": keras.saving.serialize_keras_object(self.classifier),
+                  "answers": list(self.answers), "max_question_length": self.max_question_length}
+        if self.min_probability or self.question_starts:  # a file made before the rule keeps its config
+            config.update(min_probability=self.min_probability, question_starts=list(self.question_starts))
+        return config
