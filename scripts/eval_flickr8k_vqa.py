@@ -41,6 +41,8 @@ def parse_args(argv=None):
     p.add_argument("--output", default="assets/benchmarks/flickr8k_vqa.json")
     p.add_argument("--figure", default="assets/models/flickr8k_vqa_by_type.png")
     p.add_argument("--no-wups", action="store_true", help="skip WUPS (no WordNet)")
+    p.add_argument("--card", help="also write the summary into this model card's extra.evaluation "
+                                  "(e.g. assets/models/flickr8k_vqa.json)")
     return p.parse_args(argv)
 
 
@@ -167,6 +169,33 @@ def plot(out, path):
     plt.close(fig)
 
 
+def summary(out):
+    """Accuracy / WUPS per model and type, the margin over blind, the rule's coverage: for the card."""
+    rows = {}
+    for name, m in out["models"].items():
+        rows[name] = {"overall": {k: round(v, 2) for k, v in m["overall"].items() if k != "questions"},
+                      "accuracy_by_type": {t: round(v["accuracy"], 2) for t, v in m["by_type"].items()}}
+        if "dont_know" in m:
+            rows[name]["dont_know"] = {"min_probability": m["dont_know"]["min_probability"],
+                                       "answered": round(m["dont_know"]["answered"], 4),
+                                       "accuracy_answered": round(m["dont_know"]["accuracy_answered"] or 0, 2)}
+    return {"split": out["split"], "questions": out["dev_questions"], "per_type_questions": out["dev_per_type"],
+            "models": rows, "attention_minus_blind": {k: round(v, 2) for k, v in
+                                                      out.get("attention_minus_blind", {}).items()}}
+
+
+def write_card(args, out):
+    from captioner.model_card import ModelCard
+
+    card = ModelCard.load(args.card)
+    card.extra["evaluation"] = {
+        "command": "python scripts/eval_flickr8k_vqa.py " + " ".join(
+            f"--model {m}" for m in args.model) + f" --train-qa {args.train_qa} --dev-qa {args.dev_qa} "
+            f"--features {args.features} --output {args.output} --figure {args.figure} --card {args.card}",
+        "figure": args.figure, "full_results": args.output, **summary(out)}
+    card.save(args.card)
+
+
 def main(argv=None):
     from captioner.io import write_json
 
@@ -175,6 +204,8 @@ def main(argv=None):
     write_json(args.output, out)
     if args.figure:
         plot(out, args.figure)
+    if args.card:
+        write_card(args, out)
     for name, m in out["models"].items():
         row = "  ".join(f"{t} {m['by_type'][t]['accuracy']:.1f}" for t in TYPES if t in m["by_type"])
         wups = "" if "wups_0.9" not in m["overall"] else \
