@@ -175,6 +175,9 @@ def summary(out):
     for name, m in out["models"].items():
         rows[name] = {"overall": {k: round(v, 2) for k, v in m["overall"].items() if k != "questions"},
                       "accuracy_by_type": {t: round(v["accuracy"], 2) for t, v in m["by_type"].items()}}
+        for key in ("file_mb", "head_parameters", "backbone_parameters"):
+            if key in m:
+                rows[name][key] = m[key]
         if "dont_know" in m:
             rows[name]["dont_know"] = {"min_probability": m["dont_know"]["min_probability"],
                                        "answered": round(m["dont_know"]["answered"], 4),
