@@ -9,7 +9,7 @@ from captioner.errors import InputError
 from captioner.model_card import TASKS, ModelCard, card_path
 
 MODELS = Path(__file__).resolve().parents[1] / "assets" / "models"
-BUNDLED = ["flickr8k_attention", "multi30k_en_de", "anki_fr_en", "sick_entailment", "easy_vqa",
+BUNDLED = ["flickr8k_attention", "multi30k_en_de", "anki_fr_en", "sick_entailment", "easy_vqa", "flickr8k_vqa",
            "video_caption", "video_classify"]
 
 
