@@ -72,8 +72,10 @@ MODELS = {
     spec.key: spec for spec in (
         ModelSpec("caption", "Flickr8k soft-attention captioner", "assets/models/flickr8k_attention.keras",
                   "CAPTIONER_CAPTION_MODEL", "caption"),
-        ModelSpec("vqa", "easy-VQA question-guided attention", "assets/models/easy_vqa.keras",
+        ModelSpec("vqa", "Photos (Flickr8k questions)", "assets/models/flickr8k_vqa.keras",
                   "CAPTIONER_VQA_MODEL", "vqa"),
+        ModelSpec("vqa_easy", "easy-VQA shapes (toy)", "assets/models/easy_vqa.keras",
+                  "CAPTIONER_EASY_VQA_MODEL", "vqa"),
         ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
                   "CAPTIONER_TRANSLATE_FR_EN_MODEL", "translate"),
         ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",

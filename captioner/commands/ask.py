@@ -1,7 +1,15 @@
 """`captioner ask`: answer questions about images with a saved VQA model.
 
-    captioner ask --image shape.png --question "what color is the shape?"
+    captioner ask --image photo.jpg --question "what color is the dog?"
+    captioner ask --model easy-vqa --image shape.png --question "what shape is this?"
     captioner ask --input questions.jsonl --output answers.jsonl --attention-dir att/
+
+Models: the default, "flickr8k" (assets/models/flickr8k_vqa.keras), answers questions about
+photos (trained on questions made from Flickr8k captions: object, number, colour, location,
+yes/no); "easy-vqa" (assets/models/easy_vqa.keras) knows only easy-VQA's coloured shapes;
+or a path to any saved VQAModel. When the model's "don't know" rule fires (a kind of
+question it was not trained on, or a confidence below the threshold chosen on dev photos)
+it says so and shows its best guess; answer rows then have "known": false and a "reason".
 
 Batch rows are `{"image": PATH, "question": TEXT}` (any other keys, e.g. an id, are copied
 to the answer row). Answer rows: `{"image", "question", "answer", "probability", "top_k":
@@ -20,7 +28,11 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_MODEL = REPO_ROOT / "assets" / "models" / "easy_vqa.keras"
+MODELS = {  # named choices of --model (and of the app's VQA page)
+    "flickr8k": REPO_ROOT / "assets" / "models" / "flickr8k_vqa.keras",
+    "easy-vqa": REPO_ROOT / "assets" / "models" / "easy_vqa.keras",
+}
+DEFAULT_MODEL = MODELS["flickr8k"]
 
 
 def register(subparsers):
@@ -29,7 +41,8 @@ def register(subparsers):
         description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", "-m", default=None,
-                   help=f"saved VQAModel .keras file (default: {DEFAULT_MODEL.relative_to(REPO_ROOT)})")
+                   help=f"{' or '.join(MODELS)} (default: flickr8k, {DEFAULT_MODEL.relative_to(REPO_ROOT)}: "
+                        "questions about photos; easy-vqa: coloured shapes only) or a saved VQAModel .keras file")
     p.add_argument("--image", "-i", help="image file (single question mode)")
     p.add_argument("--question", "-q", help="the question (single question mode)")
     p.add_argument("--input", help="JSONL of {\"image\", \"question\"} rows (batch mode)")
@@ -46,8 +59,9 @@ def load_model(path=None):
     from captioner.models.loading import load_model_file
     from captioner.models.vqa_model import VQAModel
 
-    path = Path(path) if path else DEFAULT_MODEL
-    hint = " (the bundled model is made by `captioner train vqa --dataset easy-vqa ...`)" if path == DEFAULT_MODEL else ""
+    path = MODELS.get(str(path), Path(path)) if path else DEFAULT_MODEL
+    hint = " (the bundled models are made by `captioner train vqa ...`, see their cards)" \
+        if path in MODELS.values() else ""
     return load_model_file(path, VQAModel, "a VQA model", hint=hint)
 
 
@@ -90,7 +104,8 @@ def run(args):
     if args.json:
         print(json.dumps({"image": args.image, **result.to_json()}, ensure_ascii=False))
         return 0
-    print(f"{result.answer}\t{result.probability:.4f}")
+    print(f"{result.answer}\t{result.probability:.4f}" if result.known else
+          f"don't know\t({result.reason}; best guess: {result.answer} {result.probability:.4f})")
     for answer, prob in result.top_k[1:]:
         print(f"  {answer}\t{prob:.4f}")
     if result.unknown_words:

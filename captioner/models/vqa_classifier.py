@@ -6,7 +6,10 @@ Two kinds, trained on cached backbone features (the CNN never runs in training):
   question, ``s = [h_q ; h_I]``, ``P(y | q, I) = softmax(V s + b)``;
 * ``"attention"``, stacked attention (Yang et al. 2016): the question state queries the
   grid regions for ``hops`` hops (:class:`StackedAttention`), ``s = u^K``,
-  ``P = softmax(V s + b)``; the attention maps come back for display.
+  ``P = softmax(V s + b)``; the attention maps come back for display;
+* ``"blind"``, the question alone, ``s = h_q``, ``P = softmax(V s + b)`` (same embedding,
+  LSTM and head as the others, no image weights): the language-prior baseline an image
+  model must beat. It is fed the pooled vector like the baseline and ignores it.
 
 With ``reduce_dim > 0`` a frozen linear map (set from a PCA of training features by
 :meth:`set_reduction`) first takes the C backbone channels down to ``reduce_dim``; training
@@ -44,7 +47,7 @@ import tensorflow as tf
 
 from captioner.layers.stacked_attention import StackedAttention
 
-KINDS = {"attention": "grid", "baseline": "pooled"}  # kind -> backbone feature it uses
+KINDS = {"attention": "grid", "baseline": "pooled", "blind": "pooled"}  # kind -> backbone feature it reads
 FUSIONS = ("sum", "product")
 
 
@@ -78,21 +81,25 @@ class VQAClassifier(keras.Model):
             self.question_dense = keras.layers.Dense(units, activation="tanh", name="question_dense")
             self.question_dense.build((None, units + embedding_dim))
         # v_I = tanh(W_I f + b_I): per region (attention) or of the pooled vector (baseline)
-        self.image_projection = keras.layers.Dense(units, activation="tanh", name="image_projection")
+        if kind != "blind":
+            self.image_projection = keras.layers.Dense(units, activation="tanh", name="image_projection")
         if kind == "attention":
             self.stacked_attention = StackedAttention(hops, attention_units, dim=units, name="stacked_attention")
         self.feature_dropout = keras.layers.Dropout(dropout)
-        s_dim = units * ((2 if kind == "baseline" else 1) + (fusion == "product"))
+        s_dim = units * ((2 if kind == "baseline" else 1) + (fusion == "product" and kind != "blind"))
         if self.hidden_units:
             self.hidden_dense = keras.layers.Dense(self.hidden_units, activation="relu", name="hidden")
             self.hidden_dense.build((None, s_dim))
         self.answer_dense = keras.layers.Dense(num_answers, name="answer")  # V s + b
         self.embedding.build((None, None))
         self.question_lstm.build((None, None, embedding_dim))
+        if self.reduce_dim and kind == "blind":
+            raise ValueError("the blind (question-only) model reads no image: reduce_dim must be 0")
         if self.reduce_dim:
             self.input_reduction = keras.layers.Dense(self.reduce_dim, trainable=False, name="input_reduction")
             self.input_reduction.build((None, image_dim))
-        self.image_projection.build((None, self.reduce_dim or image_dim))
+        if kind != "blind":
+            self.image_projection.build((None, self.reduce_dim or image_dim))
         self.answer_dense.build((None, self.hidden_units or s_dim))
         self.built = True  # all weights exist now: load_weights / --resume work before any call
 
@@ -115,6 +122,11 @@ class VQAClassifier(keras.Model):
     def forward(self, inputs, training=False):
         """Returns logits (B, A) and attention maps (B, hops, R) (baseline: (B, 0, 1))."""
         h_q = self.encode_question(inputs["question"], training=training)  # (B, H)
+        if self.kind == "blind":  # the question alone: s = h_q
+            s = self.feature_dropout(h_q, training=training)
+            if self.hidden_units:
+                s = self.feature_dropout(self.hidden_dense(s), training=training)
+            return self.answer_dense(s), tf.zeros((tf.shape(s)[0], 0, 1), s.dtype)
         image = tf.cast(inputs["image"], self.compute_dtype)
         if self.reduce_dim and image.shape[-1] == self.image_dim:  # raw backbone features
             image = self.input_reduction(image)  # (N, [R,] reduce_dim)

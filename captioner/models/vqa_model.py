@@ -39,11 +39,23 @@ class VQAAnswer:
     attention: np.ndarray | None  # (hops, h, w) for the attention model, None for the baseline
     tokens: list                # question words as the model saw them (unknown ones as <unk>)
     unknown_words: list         # question words outside the vocabulary
+    known: bool = True          # False: the model says it does not know (see `dont_know_reason`)
+    reason: str = ""            # why not, in words ("" when known)
+
+    @property
+    def display(self):
+        """The answer to show a user: the answer, or "don't know (...)" with the best guess."""
+        if self.known:
+            return self.answer
+        return f"don't know ({self.reason}; best guess {self.answer!r} at {self.probability:.2f})"
 
     def to_json(self):
-        return {"question": self.question, "answer": self.answer, "probability": self.probability,
-                "top_k": [{"answer": a, "probability": p} for a, p in self.top_k],
-                "unknown_words": self.unknown_words}
+        out = {"question": self.question, "answer": self.answer, "probability": self.probability,
+               "top_k": [{"answer": a, "probability": p} for a, p in self.top_k],
+               "unknown_words": self.unknown_words, "known": self.known}
+        if not self.known:
+            out["reason"] = self.reason
+        return out
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -51,7 +63,7 @@ class VQAModel(PixelModel):
     vocabulary_key = "question_vocabulary"
 
     def __init__(self, backbone, classifier, question_vocabulary, answers, max_question_length=30,
-                 training_config=None, **kwargs):
+                 training_config=None, min_probability=0.0, question_starts=None, **kwargs):
         super().__init__(backbone, question_vocabulary, training_config, **kwargs)
         self.classifier = deserialize(classifier)
         self.feature = self.classifier.feature
@@ -61,6 +73,9 @@ class VQAModel(PixelModel):
         if len(self.vocabulary) != self.classifier.vocab_size:
             raise ValueError(f"vocabulary of {len(self.vocabulary)} for a classifier of {self.classifier.vocab_size}")
         self.max_question_length = int(max_question_length)
+        # the "don't know" rule (see `dont_know_reason`): chosen on dev by the vqa recipe
+        self.min_probability = float(min_probability)
+        self.question_starts = sorted({str(w) for w in (question_starts or [])})
         self.lookup = VocabularyLookup(list(self.vocabulary.tokens), name="question_lookup")
         self._predict_fn = None
 
@@ -154,16 +169,39 @@ class VQAModel(PixelModel):
         attention = None
         if self.feature == "grid":
             attention = alphas.reshape(alphas.shape[0], *self.grid_shape)  # (hops, h, w)
+        reason = self.dont_know_reason(question, float(probs[order[0]]))
         return VQAAnswer(
             question=question, answer=self.answers[order[0]], probability=float(probs[order[0]]),
             top_k=[(self.answers[j], float(probs[j])) for j in order], attention=attention,
-            tokens=encoded[1], unknown_words=encoded[2],
+            tokens=encoded[1], unknown_words=encoded[2], known=not reason, reason=reason or "",
         )
+
+    def dont_know_reason(self, question, probability):
+        """Why the model should not answer, or None. In this order:
+
+        * the question's first word starts no training question (``question_starts``, when
+          the model has the list): a kind of question it was never taught ("why ...", "who ...");
+        * every word of the question is outside its vocabulary;
+        * the top probability is below ``min_probability``, the threshold chosen on dev
+          (`captioner.metrics.confidence.choose_min_probability`: below it the dev answers
+          were more often wrong than right).
+        """
+        words = tokenize(question)[: self.max_question_length] if isinstance(question, str) else []
+        if self.question_starts and words and words[0] not in self.question_starts:
+            return f"questions starting with {words[0]!r} were not in its training data"
+        if words and all(w not in self.vocabulary for w in words):
+            return "none of the question's words is in its vocabulary"
+        if probability < self.min_probability:
+            return f"confidence {probability:.2f} is below its threshold {self.min_probability:.2f}"
+        return None
 
     @property
     def hops(self):
         return self.classifier.hops if self.classifier.feature == "grid" else 0
 
     def get_config(self):
-        return {**super().get_config(), "classifier": keras.saving.serialize_keras_object(self.classifier),
-                "answers": list(self.answers), "max_question_length": self.max_question_length}
+        config = {**super().get_config(), "classifier": keras.saving.serialize_keras_object(self.classifier),
+                  "answers": list(self.answers), "max_question_length": self.max_question_length}
+        if self.min_probability or self.question_starts:  # a file made before the rule keeps its config
+            config.update(min_probability=self.min_probability, question_starts=list(self.question_starts))
+        return config

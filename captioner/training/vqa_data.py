@@ -205,7 +205,8 @@ def evaluate(classifier, examples, features, answers):
 
 
 def load_splits(args):
-    """(train, dev, test or None, answer list or None) VQADatasets for the chosen dataset."""
+    """(train, dev, test or None, answer list or None) VQADatasets for the chosen dataset
+    (easy-VQA, VQA v2, or `captioner make-qa` JSON lines: train rows and dev rows)."""
     from captioner.data.vqa_dataset import VQADataset
 
     if args.dataset == "easy-vqa":
@@ -226,6 +227,18 @@ def load_splits(args):
         dev = VQADataset("easy-vqa", "dev (held-out train images)",
                          [q for q in full.questions if q.image_id in dev_images], full.answer_list)
         return train, dev, test, full.answer_list
+    if args.dataset == "qa-jsonl":
+        from captioner.data.qa_jsonl import read_qa_jsonl
+
+        for name in ("train_questions", "val_questions"):
+            if not getattr(args, name):
+                raise SystemExit(f"--dataset qa-jsonl needs --{name.replace('_', '-')} (a `captioner make-qa` output)")
+        train = read_qa_jsonl(args.train_questions, args.train_images, split="train")
+        dev = read_qa_jsonl(args.val_questions, args.val_images or args.train_images, split="dev")
+        if args.limit:
+            keep = set(train.image_ids[: args.limit])
+            train.questions = [q for q in train.questions if q.image_id in keep]
+        return train, dev, None, None
     from captioner.data.vqa_v2 import load_vqa_v2
 
     for name in ("train_questions", "train_annotations", "val_questions", "val_annotations"):

@@ -74,14 +74,23 @@ def easy_vqa_questions():
     return json.loads((SAMPLES / "easy_vqa" / "questions.json").read_text())
 
 
+def open_easy_vqa_page():
+    """The VQA page with the easy-VQA model picked (the photo model is the default when bundled)."""
+    at = open_page("task_pages/vqa.py")
+    radio = at.radio(key="vqa_model")
+    if radio.value != common.MODELS["vqa_easy"]:
+        radio.set_value(common.MODELS["vqa_easy"]).run()
+    return at
+
+
 @needs("easy_vqa.keras")
 def test_vqa_page_answers_easy_vqa_questions_with_attention_per_hop(bundled_env):
-    at = open_page("task_pages/vqa.py")
+    at = open_easy_vqa_page()
     no_errors(at)
-    sample = at.selectbox(key="vqa_sample").value
+    sample = at.selectbox(key="vqa_sample_vqa_easy").value
     pairs = easy_vqa_questions()[sample]
     question, truth = pairs[0]
-    assert at.text_input(key="vqa_question").value == question  # the first suggestion is asked at once
+    assert at.text_input(key="vqa_question_vqa_easy").value == question  # the first suggestion is asked at once
     assert headings(at) == [truth]
     assert [m.value for m in at.metric][1] == truth  # easy-VQA's own answer, shown beside the model's
     top = at.table[0].value
@@ -96,12 +105,12 @@ def test_vqa_page_answers_easy_vqa_questions_with_attention_per_hop(bundled_env)
 
     # a suggested question fills the box and is answered; another sample image is answered too
     other_q, other_truth = next((q, a) for q, a in pairs if a != truth)
-    at.selectbox(key="vqa_suggestion").set_value(other_q).run()
+    at.selectbox(key="vqa_suggestion_vqa_easy").set_value(other_q).run()
     no_errors(at)
-    assert at.text_input(key="vqa_question").value == other_q and headings(at) == [other_truth]
-    other_sample = next(s for s in at.selectbox(key="vqa_sample").options if s != sample)
-    at.selectbox(key="vqa_sample").set_value(other_sample).run()
-    at.text_input(key="vqa_question").set_value("what shape is in the image?").run()
+    assert at.text_input(key="vqa_question_vqa_easy").value == other_q and headings(at) == [other_truth]
+    other_sample = next(s for s in at.selectbox(key="vqa_sample_vqa_easy").options if s != sample)
+    at.selectbox(key="vqa_sample_vqa_easy").set_value(other_sample).run()
+    at.text_input(key="vqa_question_vqa_easy").set_value("what shape is in the image?").run()
     no_errors(at)
     assert at.image[0].captions[0] == other_sample
     assert headings(at)[0] in {"circle", "rectangle", "triangle"}
@@ -115,20 +124,20 @@ def test_vqa_page_uploaded_image_unknown_words_and_empty_question(bundled_env):
     shape = Image.new("RGB", (64, 64), (255, 255, 255))
     shape.paste((0, 0, 255), (16, 16, 48, 48))  # a blue square on white, as easy-VQA draws rectangles
     shape.save(buf, format="PNG")
-    at = open_page("task_pages/vqa.py")
+    at = open_easy_vqa_page()
     at.file_uploader[0].upload("my shape.png", buf.getvalue(), "image/png").run()
-    at.text_input(key="vqa_question").set_value("what color is the shape?").run()
+    at.text_input(key="vqa_question_vqa_easy").set_value("what color is the shape?").run()
     no_errors(at)
-    assert at.image[0].captions[0] == "my shape.png" and at.selectbox(key="vqa_sample").disabled
+    assert at.image[0].captions[0] == "my shape.png" and at.selectbox(key="vqa_sample_vqa_easy").disabled
     assert headings(at) == ["blue"]
     assert len(at.image) == 3  # the image and two hops
-    at.text_input(key="vqa_question").set_value("what colour is the blob?").run()
+    at.text_input(key="vqa_question_vqa_easy").set_value("what colour is the blob?").run()
     no_errors(at)
     assert any("“colour”" in w.value and "“blob”" in w.value for w in at.warning)
-    at.text_input(key="vqa_question").set_value("?!").run()
+    at.text_input(key="vqa_question_vqa_easy").set_value("?!").run()
     assert not at.exception
     assert len(at.error) == 1 and "has no words" in at.error[0].value
-    at.text_input(key="vqa_question").set_value("   ").run()
+    at.text_input(key="vqa_question_vqa_easy").set_value("   ").run()
     assert not at.exception and not at.error and not headings(at)
     assert any("Type a question" in i.value for i in at.info)
 
@@ -145,6 +154,26 @@ def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message)
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and name in errors[0] and message in errors[0], errors
     assert not headings(at) and not at.image
+
+
+@needs("flickr8k_vqa.keras")
+def test_vqa_page_answers_about_a_photo_with_its_attention_map_and_says_when_it_does_not_know(bundled_env):
+    at = open_page("task_pages/vqa.py")
+    no_errors(at)
+    assert at.radio(key="vqa_model").value == common.MODELS["vqa"]  # the photo model is the default
+    assert at.radio(key="vqa_model").options == ["Photos (Flickr8k questions)", "easy-VQA shapes (toy)"]
+    sample = at.selectbox(key="vqa_sample_vqa").value
+    assert sample.endswith(".jpg")
+    at.text_input(key="vqa_question_vqa").set_value("how many people are there?").run()
+    no_errors(at)
+    assert at.image[0].captions[0] == sample
+    assert [img.captions[0].split(":")[0] for img in at.image[1:]] == ["hop 1", "hop 2"]  # 9x9 maps over the photo
+    assert len(headings(at)) == 1
+    at.text_input(key="vqa_question_vqa").set_value("why is the man smiling?").run()
+    no_errors(at)
+    assert headings(at) == ["don't know"]
+    assert any("not in its training data" in w.value and "best guess" in w.value for w in at.warning)
+    assert_model_card(at, "flickr8k_vqa.keras")
 
 
 # ----------------------------------------------------------------------------- Translate

@@ -192,3 +192,48 @@ def test_sigkill_mid_run_loses_no_answer_and_leaves_no_half_line(tmp_path, model
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == list(range(400)) and rows[: len(finished)] == finished
+
+
+def test_dont_know_rule_in_single_and_batch_mode(tmp_path, capsys):
+    """A model with a "don't know" rule says so (with its best guess) instead of answering."""
+    keras.utils.set_random_seed(0)
+    pixels = keras.Input((32, 32, 3))
+    grid = keras.layers.Conv2D(8, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))
+    backbone = keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)})
+    vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape", "why"))
+    clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
+                        units=10, attention_units=7, dropout=0.0)
+    # an untrained model: top probability ~1/6, below a threshold of 0.9 -> "don't know" for every question
+    path = str(tmp_path / "rule.keras")
+    VQAModel(backbone, clf, vocab, ANSWERS, min_probability=0.9, question_starts=["is", "what"]).save(path)
+    img = _image(tmp_path / "a.png", 0)
+    assert main(["ask", "--model", path, "--image", img, "--question", "what color is the shape?"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("don't know\t(confidence ") and "below its threshold 0.90; best guess: " in first
+    rows = [{"image": img, "question": "why is the shape red?"}, {"image": img, "question": "blah blah"}]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["ask", "--model", path, "--input", str(tmp_path / "q.jsonl")]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["known"] for r in out] == [False, False]
+    assert out[0]["reason"] == "questions starting with 'why' were not in its training data"
+    assert out[1]["reason"] == "questions starting with 'blah' were not in its training data"
+    assert out[0]["answer"] in ANSWERS  # the best guess is still there, marked as such
+
+    # without a threshold or question starts (an older file) only a question of unknown words is refused
+    assert main(["ask", "--model", str(_tiny_model(tmp_path / "plain.keras")), "--input",
+                 str(tmp_path / "q.jsonl")]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["known"] for r in out] == [True, False]
+    assert out[1]["reason"] == "none of the question's words is in its vocabulary"
+
+
+def test_named_models(monkeypatch):
+    from captioner.commands import ask
+
+    assert set(ask.MODELS) == {"flickr8k", "easy-vqa"} and ask.DEFAULT_MODEL == ask.MODELS["flickr8k"]
+    assert ask.DEFAULT_MODEL.name == "flickr8k_vqa.keras" and ask.MODELS["easy-vqa"].name == "easy_vqa.keras"
+    seen = []
+    monkeypatch.setattr("captioner.models.loading.load_model_file", lambda path, *a, **k: seen.append(path))
+    ask.load_model("easy-vqa")
+    ask.load_model(None)
+    assert seen == [ask.MODELS["easy-vqa"], ask.MODELS["flickr8k"]]

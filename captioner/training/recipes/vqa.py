@@ -27,26 +27,29 @@ from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import Recipe, classifier_compile_args, read_json
 
 NAME = "vqa"
-HELP = "train a VQA model (stacked attention or pooled baseline) on easy-VQA / VQA v2"
+HELP = "train a VQA model (stacked attention, pooled baseline or question-only) on easy-VQA / VQA v2 / make-qa rows"
 log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(kw_only=True)
 class Config(TrainConfig):
-    dataset: str = option("easy-vqa", choices=("easy-vqa", "vqa-v2"))
+    dataset: str = option("easy-vqa", choices=("easy-vqa", "vqa-v2", "qa-jsonl"),
+                          help="qa-jsonl: `captioner make-qa` rows (--train-questions, --val-questions; "
+                               "--train-images/--val-images the image folder, only to extract missing features)")
     data_dir: str | None = option(None, help="easy-VQA: a copy of the package's data folder (default: the "
                                                 "installed package)")
-    train_questions: str | None = option(None, help="VQA v2: train questions json")
+    train_questions: str | None = option(None, help="VQA v2: train questions json; qa-jsonl: train rows")
     train_annotations: str | None = option(None, help="VQA v2: train annotations json")
     train_images: str | None = option(None, help="VQA v2: folder of the train COCO images")
-    val_questions: str | None = option(None, help="VQA v2: val questions json")
+    val_questions: str | None = option(None, help="VQA v2: val questions json; qa-jsonl: dev rows")
     val_annotations: str | None = option(None, help="VQA v2: val annotations json")
     val_images: str | None = option(None, help="VQA v2: folder of the val COCO images")
     features: str = option(help="HDF5 feature store (created/extended as needed)")
     backbone: str = option("efficientnet_lite0")
     # Defaults are the papers' models; --hidden-units, --fusion product, --question-words and
     # --reduce-dim are this project's additions (see captioner.models.vqa_classifier).
-    kind: str = option("attention", choices=("attention", "baseline"))
+    kind: str = option("attention", choices=("attention", "baseline", "blind"),
+                       help="blind: the question alone (the language-prior baseline)")
     hops: int = option(2, help="stacked attention hops")
     num_answers: int = option(1000, help="VQA v2: the K most frequent answers are the classes")
     min_count: int = option(1, help="question vocabulary: minimum word count")
@@ -106,6 +109,7 @@ class VQA(Recipe):
         self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
             [tokenize(q.question) for q in train.questions], min_count=c.min_count))
         index = {a: i for i, a in enumerate(self.answers)}
+        self.train_questions = [q.question for q in train.questions]
         self.examples = {k: QuestionExamples.build(s, self.vocab, index, c.max_question_length) for k, s in named.items()}
         self.sources = {k: FeatureSource(c.features, ex.image_ids, KINDS[c.kind]) for k, ex in self.examples.items()}
         tr, dv = self.examples["train"], self.examples["dev"]
@@ -173,9 +177,39 @@ class VQA(Recipe):
             scores, _ = evaluate(model, self.examples[split], self.sources[split], self.answers)
             metrics[split] = {**scores, "seconds": round(time.perf_counter() - t, 1)}
             log.info("%s: accuracy %.2f%% on %d questions", split, scores["accuracy"], scores["questions"])
+        metrics["dont_know"] = self.choose_dont_know(model)
         for source in self.sources.values():
             source.close()
         return metrics
+
+    def choose_dont_know(self, model):
+        """The "don't know" rule the exported model carries (VQAModel.dont_know_reason): the
+        top-probability threshold chosen on dev (captioner.metrics.confidence) and the first
+        words of the training questions (>= 10 of them start with it)."""
+        import collections
+
+        import numpy as np
+
+        from captioner.metrics.confidence import answered_table, choose_min_probability
+        from captioner.text import tokenize
+        from captioner.training.vqa_data import predict
+
+        ex = self.examples["dev"]
+        probs, _ = predict(model, ex, self.sources["dev"])
+        known = ex.labels >= 0
+        correct = (probs.argmax(-1) == ex.labels) & known
+        self.min_probability = choose_min_probability(probs.max(-1), correct)
+        starts = collections.Counter(w[0] for w in (tokenize(q) for q in self.train_questions) if w)
+        self.question_starts = sorted(w for w, n in starts.items() if n >= 10)
+        row = answered_table(probs.max(-1), correct, [self.min_probability])[0]
+        log.info("don't know below p = %.2f: %.1f%% of dev questions answered, %.1f%% of those right",
+                 self.min_probability, 100 * row["answered"], 100 * (row["accuracy_answered"] or 0))
+        return {"rule": "answer only when the top probability >= min_probability, the upper edge of the highest "
+                        "0.1-wide dev bin of top probability (>= 20 questions) whose answers were right < 50% of "
+                        "the time, and the question's first word starts >= 10 training questions",
+                "min_probability": self.min_probability, "question_starts": self.question_starts,
+                "dev_answered": row["answered"], "dev_accuracy_answered": row["accuracy_answered"],
+                "dev_accuracy_all": float(np.mean(correct))}
 
     def export(self, model):
         from captioner.backbones import get_backbone
@@ -184,7 +218,9 @@ class VQA(Recipe):
         c = self.cfg
         return VQAModel(get_backbone(self.backbone).model, model, self.vocab, self.answers,
                         max_question_length=c.max_question_length,
-                        training_config={"dataset": c.dataset, "kind": c.kind, "seed": c.seed})
+                        training_config={"dataset": c.dataset, "kind": c.kind, "seed": c.seed},
+                        min_probability=getattr(self, "min_probability", 0.0),
+                        question_starts=getattr(self, "question_starts", None))
 
 
 RECIPE = VQA

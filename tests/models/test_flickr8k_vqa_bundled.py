@@ -1,0 +1,43 @@
+"""The bundled photo VQA model (assets/models/flickr8k_vqa.keras) end to end on real photos:
+`captioner ask` loads it by default, answers with a 9x9 attention map per hop, and says
+"don't know" for a kind of question it was never trained on (slow: loads the Lite2 backbone)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from captioner.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "assets" / "models" / "flickr8k_vqa.keras"
+PHOTO = ROOT / "assets" / "samples" / "grace_hopper.jpg"
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} is absent (made by `captioner train vqa`)")]
+
+
+def test_ask_by_default_answers_about_a_photo_and_knows_what_it_does_not_know(capsys):
+    import keras
+
+    assert main(["ask", "--image", str(PHOTO), "--question", "how many people are there?", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    model = keras.models.load_model(MODEL)
+    card = json.loads(MODEL.with_suffix(".json").read_text())
+    assert row["answer"] in model.answers and 0 < row["probability"] <= 1
+    assert model.min_probability == card["metrics"]["dont_know"]["min_probability"]
+
+    results = model.answer_batch([str(PHOTO)] * 3, ["what color is the shirt?", "is there a dog?",
+                                                    "why is the man smiling?"])
+    for r in results:
+        assert r.attention.shape == (model.hops, 9, 9)
+        assert abs(float(r.attention[0].sum()) - 1.0) < 1e-4
+    assert results[0].answer in {a for a, _ in results[0].top_k}
+    assert not results[2].known and "'why'" in results[2].reason
+
+    assert main(["ask", "--image", str(PHOTO), "--question", "why is the man smiling?"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("don't know\t(questions starting with 'why'")
+    assert card["command"][-1].startswith("captioner train vqa --dataset qa-jsonl")
+    assert card["command"][0].startswith("captioner make-qa ")
+    assert card["metrics"]["split"] == "dev"

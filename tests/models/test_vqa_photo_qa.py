@@ -1,0 +1,99 @@
+"""`captioner train vqa --dataset qa-jsonl` (make-qa rows + a feature store) end to end on
+generated photos with a tiny backbone: the attention and the question-only (blind) models
+train, save, reload in a fresh process with the same outputs, and carry the "don't know" rule."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from PIL import Image
+
+import captioner.backbones
+import captioner.features.extract
+from captioner.cli import main
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_vqa_training import _tiny_backbone  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+COLORS = {"red": (220, 30, 30), "blue": (30, 30, 220), "green": (30, 200, 30)}
+
+
+def _photos_and_rows(root, n_train=18, n_dev=6, seed=0):
+    """Square 'photos' of one coloured block and make-qa style rows about them."""
+    rng = np.random.default_rng(seed)
+    (root / "Images").mkdir(parents=True)
+    files = {}
+    for split, n in (("train", n_train), ("dev", n_dev)):
+        rows = []
+        for i in range(n):
+            color = list(COLORS)[i % 3]
+            name = f"{split}_{i}.jpg"
+            img = np.full((48, 48, 3), 240, np.uint8)
+            y, x = rng.integers(0, 24, 2)
+            img[y:y + 24, x:x + 24] = COLORS[color]
+            Image.fromarray(img).save(root / "Images" / name)
+            other = list(COLORS)[(i + 1) % 3]
+            rows += [{"image": name, "question": "what color is the block?", "answer": color, "type": "color"},
+                     {"image": name, "question": f"is there a {color} block?", "answer": "yes", "type": "yesno"},
+                     {"image": name, "question": f"is there a {other} block?", "answer": "no", "type": "yesno"}]
+        files[split] = root / f"{split}_qa.jsonl"
+        files[split].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return files
+
+
+@pytest.mark.parametrize("kind", ["attention", "blind"])
+def test_train_save_reload_same_outputs(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(captioner.features.extract, "get_backbone", _tiny_backbone)
+    monkeypatch.setattr(captioner.backbones, "get_backbone", _tiny_backbone)
+    files = _photos_and_rows(tmp_path)
+    run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
+    extra = ["--reduce-dim", "4", "--pca-samples", "200", "--fusion", "product"] if kind == "attention" else []
+    assert main(["train", "vqa", "--dataset", "qa-jsonl", "--train-questions", str(files["train"]),
+                 "--val-questions", str(files["dev"]), "--train-images", str(tmp_path / "Images"),
+                 "--features", str(tmp_path / "f.h5"), "--output-dir", str(run), "--model-out", str(model_out),
+                 "--kind", kind, "--embedding-dim", "4", "--units", "8", "--attention-units", "4",
+                 "--hidden-units", "8", "--batch-size", "12", "--epochs", "2", "--question-words", *extra]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["split"] == "dev" and metrics["dev"]["questions"] == 18
+    assert set(metrics["dev"]["by_answer_type"]) == {"color", "yesno"}
+    rule = metrics["dont_know"]
+    assert 0.0 <= rule["min_probability"] <= 1.0 and rule["question_starts"] == ["is", "what"]
+    card = json.loads(model_out.with_suffix(".json").read_text())
+    assert card["metrics"]["dont_know"] == rule and card["data"]["train_images"] == 18
+
+    model = keras.models.load_model(model_out)
+    assert model.min_probability == rule["min_probability"] and model.question_starts == ["is", "what"]
+    image = str(tmp_path / "Images" / "dev_0.jpg")
+    questions = ["what color is the block?", "is there a red block?", "why is the block red?"]
+    results = model.answer_batch([image] * 3, questions)
+    assert (results[0].attention is None) == (kind == "blind")
+    if kind == "attention":
+        assert results[0].attention.shape == (2, 4, 4)
+    # a kind of question never trained on: "don't know", whatever the confidence
+    assert not results[2].known and "'why'" in results[2].reason and "don't know" in results[2].display
+    assert results[2].to_json()["known"] is False and "reason" in results[2].to_json()
+    if kind == "blind":  # the question alone: the same answer for every photo
+        other = model.answer(str(tmp_path / "Images" / "dev_1.jpg"), questions[0])
+        assert other.top_k == results[0].top_k
+
+    code = ("import sys, json, captioner, keras; m = keras.models.load_model(sys.argv[1]); "
+            "r = m.answer_batch([sys.argv[2]] * 3, json.loads(sys.argv[3])); "
+            "print(json.dumps([[x.answer, x.probability, x.known] for x in r]))")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    out = subprocess.run([sys.executable, "-c", code, str(model_out), image, json.dumps(questions)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    fresh = json.loads(out.stdout.strip().splitlines()[-1])
+    for (answer, prob, known), r in zip(fresh, results):
+        assert answer == r.answer and known == r.known and prob == pytest.approx(r.probability, abs=1e-5)
+
+
+def test_qa_jsonl_needs_both_files(tmp_path):
+    with pytest.raises(SystemExit, match="--val-questions"):
+        main(["train", "vqa", "--dataset", "qa-jsonl", "--train-questions", "x.jsonl", "--features",
+              str(tmp_path / "f.h5"), "--output-dir", str(tmp_path / "run")])
