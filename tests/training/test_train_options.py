@@ -36,7 +36,7 @@ def _task_parsers():
 
 
 def test_every_task_of_before_is_there():
-    assert set(train.recipe_modules()) == set(BEFORE) == {
+    assert set(train.recipe_modules()) >= set(BEFORE) == {
         "caption", "translate", "entail", "vqa", "video-caption", "video-classify"}
 
 
