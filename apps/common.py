@@ -80,6 +80,8 @@ MODELS = {
                   "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate"),
         ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
                   "CAPTIONER_ENTAIL_MODEL", "entail"),
+        ModelSpec("classify", "20 Newsgroups hierarchical attention network", "assets/models/newsgroups_han.keras",
+                  "CAPTIONER_CLASSIFY_MODEL", "classify"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption"),
         ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
