@@ -35,3 +35,32 @@ def make_sgd(root: Path, train=60, dev=12, seed=0):
             (folder / f"dialogues_{k + 1:03d}.json").write_text(json.dumps(dialogues[k * per:(k + 1) * per], indent=1))
         (folder / "schema.json").write_text("[]")
     return root / "train", root / "dev"
+
+
+def tiny_responder(seed=0, train_epochs=0, context_turns=3):
+    """A tiny DialogueResponder over the generated dialogues' words (trained if asked)."""
+    import keras
+    import numpy as np
+
+    from captioner.data.sgd import Dialogue, response_examples
+    from captioner.models.dialogue_responder import SPEAKER_TOKENS, DialogueResponder, utterance_tokens
+    from captioner.text import Vocabulary
+
+    keras.utils.set_random_seed(seed)
+    dialogues = [Dialogue(d["dialogue_id"], tuple((t["speaker"], t["utterance"]) for t in d["turns"]))
+                 for d in make_dialogues(80, seed)]
+    vocab = Vocabulary.build([utterance_tokens(u) for d in dialogues for _, u in d.turns])
+    vocab = Vocabulary(vocab.tokens + tuple(SPEAKER_TOKENS.values()))
+    model = DialogueResponder(vocab, embedding_dim=12, units=10, context_units=10, decoder_units=24,
+                              attention_units=10, dropout=0.0, context_turns=context_turns, max_words=10,
+                              beam_size=3, max_length=10)
+    if train_epochs:
+        from captioner.models.caption_decoder_model import masked_sparse_ce
+
+        examples = response_examples(dialogues, context_turns)
+        x = model.context_ids([e.context for e in examples])
+        t = vocab.encode_batch([utterance_tokens(e.response) for e in examples])
+        model.compile(optimizer=keras.optimizers.Adam(0.01), loss=masked_sparse_ce)
+        model.fit({"context": x, "tokens": t[:, :-1]}, t[:, 1:], batch_size=32, epochs=train_epochs, verbose=0)
+        assert np.isfinite(model.evaluate({"context": x, "tokens": t[:, :-1]}, t[:, 1:], verbose=0))
+    return model
