@@ -42,6 +42,7 @@ from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.text_encoder import TextEncoder
 from captioner.layers.word_encoder import WordEncoder
 from captioner.models.caption_decoder_model import CaptionDecoderModel
+from captioner.models.dialogue_responder import DialogueResponder
 from captioner.models.document_classifier import DocumentClassifier
 from captioner.models.entailment import NUM_PAIR_FEATURES, EntailmentClassifier
 from captioner.models.seq2seq import Seq2Seq
@@ -196,6 +197,10 @@ CASES += [
          dict(vocabulary=_vocab(), labels=["x", "y", "z"], embedding_dim=6, word_units=5, sentence_units=4,
               attention_units=3, max_sentences=4, max_words=5),
          lambda: {"document": _documents(3, 4, 5, 11)}, _model_call, model=True),
+    Case("dialogue_responder", DialogueResponder,
+         dict(vocabulary=list(_vocab().tokens) + ["<user>", "<system>"], embedding_dim=6, units=5, context_units=4,
+              decoder_units=7, attention_units=3, context_turns=3, max_words=5),
+         lambda: {"context": _documents(3, 3, 5, 13), "tokens": _tokens(3, 4, 13)}, _model_call, model=True),
     Case("entailment_classifier", EntailmentClassifier,
          dict(vocabulary=_vocab(), embedding_dim=6, units=5, hidden_units=7),
          lambda: {"premise": _tokens(2, 6, 11, pad_from=4), "hypothesis": _tokens(2, 4, 11, pad_from=2),
