@@ -82,6 +82,8 @@ MODELS = {
                   "CAPTIONER_ENTAIL_MODEL", "entail"),
         ModelSpec("classify", "20 Newsgroups hierarchical attention network", "assets/models/newsgroups_han.keras",
                   "CAPTIONER_CLASSIFY_MODEL", "classify"),
+        ModelSpec("dialogue", "SGD hierarchical dialogue model", "assets/models/sgd_dialogue.keras",
+                  "CAPTIONER_DIALOGUE_MODEL", "respond"),
         ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption"),
         ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
