@@ -68,11 +68,11 @@ def read_for_model(path, fmt="auto"):
     from captioner.data.newsgroups import parse_post
     from captioner.errors import InputError
 
-    with open(path, "rb") if os.path.isfile(path) else _nothing() as f:
-        head = f.read(8192) if f else b""
-    if b"\0" in head:
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a folder")
+    text, encoding = read_document_file(path)  # missing or unreadable: InputError naming it
+    if "\0" in text[:8192]:
         raise InputError(f"{path}: a binary file (NUL bytes), not text")
-    text, encoding = read_document_file(path)
     if not text.strip():
         raise InputError(f"{path}: empty file")
     if fmt == "auto":
@@ -85,14 +85,6 @@ def read_for_model(path, fmt="auto"):
     if fmt == "bbc":
         return parse_bbc_article(text, where=str(path)).text, "bbc", encoding
     return text, "text", encoding
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def run(args):
