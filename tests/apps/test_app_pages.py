@@ -173,6 +173,8 @@ PAGES = {
         "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras"),
         "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
     "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
+    "task_pages/classify.py": {"CAPTIONER_CLASSIFY_MODEL": ("captioner train classify ",
+                                                           "assets/models/newsgroups_han.keras")},
     "task_pages/video.py": {
         "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
         "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ", "assets/models/video_classify.keras")},
