@@ -33,6 +33,8 @@ pages = [
             url_path="transliterate"),
     st.Page(APP_DIR / "task_pages" / "summarize.py", title="Headline", icon=":material/newspaper:", url_path="summarize"),
     st.Page(APP_DIR / "task_pages" / "entailment.py", title="Entailment", icon=":material/rule:", url_path="entailment"),
+    st.Page(APP_DIR / "task_pages" / "classify.py", title="Classify", icon=":material/article:", url_path="classify"),
+    st.Page(APP_DIR / "task_pages" / "dialogue.py", title="Dialogue", icon=":material/forum:", url_path="dialogue"),
     st.Page(APP_DIR / "task_pages" / "video.py", title="Video", icon=":material/movie:", url_path="video"),
 ]
 st.navigation(pages).run()

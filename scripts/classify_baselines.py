@@ -5,6 +5,7 @@ tf-idf + a linear SVM and multinomial naive Bayes, side by side in one run.
     python scripts/classify_baselines.py                         # both corpora, ../shared/datasets
     python scripts/classify_baselines.py --dataset newsgroups --data-dir ~/20news-bydate
     python scripts/classify_baselines.py --dataset bbc --data-dir ~/bbc --output /tmp/bbc.json
+    python scripts/classify_baselines.py --dataset newsgroups --han-model assets/models/newsgroups_han.keras
 
 Every model reads the documents through the project's readers (`captioner.data.newsgroups`,
 `captioner.data.bbc_news`) with their default ``keep`` (20 Newsgroups: Subject + the author's own
@@ -20,6 +21,9 @@ hash-chosen 10% of each topic; see scripts/make_dev_splits.py):
   chosen from ``ALPHAS`` by accuracy on a 10% slice of train (carved like the dev split, another
   salt), never on dev, then refit on all of train.
 * ``majority``: the most frequent train label, for scale.
+* ``han`` (with ``--han-model``): a hierarchical attention network trained by
+  ``captioner train classify`` on the same train split, scored on the same dev documents as
+  read by the same reader (its own training and dev selection are in its card).
 
 Then the reader's choices are measured: the same SVM on the same posts with headers, quotes
 and signature kept or removed (header leakage: From / Organization lines name the site and the
@@ -142,6 +146,26 @@ def evaluate_baselines(train_docs, dev_docs, alphas=ALPHAS):
             "majority": fit_majority(y_train, y_dev)}
 
 
+def evaluate_han(model_path, dev_docs):
+    """A saved DocumentClassifier on ``Document`` dev docs: scores and predict seconds."""
+    from captioner.models.document_classifier import load_document_classifier
+
+    model = load_document_classifier(model_path)
+    unknown = sorted({d.label for d in dev_docs} - set(model.labels))
+    if unknown:
+        from captioner.errors import InputError
+
+        raise InputError(f"{model_path}: knows no label {unknown[0]!r} of the dev documents (another corpus?)")
+    t0 = time.perf_counter()
+    results = model.classify([d.text for d in dev_docs])
+    t1 = time.perf_counter()
+    return {**_scores([d.label for d in dev_docs], [r.label for r in results]), "fit_s": None,
+            "predict_s": round(t1 - t0, 3), "model": str(model_path),
+            "config": {k: v for k, v in model.get_config().items() if k not in ("vocabulary", "labels", "name",
+                                                                                  "trainable", "dtype")},
+            "vocabulary": len(model.vocabulary)}
+
+
 def _load(dataset, data_dir, split, keep, dev_list):
     if dataset == "newsgroups":
         from captioner.data.newsgroups import load_newsgroups
@@ -152,7 +176,7 @@ def _load(dataset, data_dir, split, keep, dev_list):
     return load_bbc_news(data_dir, split, keep=keep, dev_list=dev_list)
 
 
-def run_dataset(dataset, data_dir, dev_list=None, alphas=ALPHAS, variants=None):
+def run_dataset(dataset, data_dir, dev_list=None, alphas=ALPHAS, variants=None, han_model=None):
     """Everything the script measures for one corpus, as a JSON-ready dict."""
     if variants is None:
         variants = NEWSGROUPS_VARIANTS if dataset == "newsgroups" else BBC_VARIANTS
@@ -166,6 +190,8 @@ def run_dataset(dataset, data_dir, dev_list=None, alphas=ALPHAS, variants=None):
            "read_s": round(read_s, 3), "keep": list(default_keep),
            "latin1_documents": sum(d.encoding == "latin-1" for d in train + dev),
            "models": evaluate_baselines(train, dev, alphas), "svm_by_reader_keep": []}
+    if han_model:
+        out["models"]["han"] = evaluate_han(han_model, dev)
     for name, keep in variants:
         if keep == default_keep:
             scores = out["models"]["svm"]
@@ -181,10 +207,11 @@ def format_table(dataset, result) -> str:
              f"reader keep={tuple(result['keep'])}"),
             f"  {'model':<44} {'accuracy':>8} {'macro-F1':>8} {'fit s':>7} {'pred s':>7}"]
     names = {"svm": "tf-idf + LinearSVC", "naive_bayes": "tf-idf + MultinomialNB (alpha={alpha})",
-             "majority": "majority class ({label})"}
+             "majority": "majority class ({label})", "han": "HAN (hierarchical attention network)"}
     for key, m in result["models"].items():
+        fit = "" if m["fit_s"] is None else f"{m['fit_s']:.2f}"  # HAN: trained apart (its card says how)
         rows.append(f"  {names[key].format(**m):<44} {m['accuracy']:>8.4f} {m['macro_f1']:>8.4f} "
-                    f"{m['fit_s']:>7.2f} {m['predict_s']:>7.2f}")
+                    f"{fit:>7} {m['predict_s']:>7.2f}")
     rows.append("  the same SVM, by what the reader keeps:")
     for v in result["svm_by_reader_keep"]:
         rows.append(f"    {v['variant'][:54]:<54} {v['accuracy']:>8.4f} {v['macro_f1']:>8.4f}")
@@ -197,11 +224,13 @@ def main(argv=None):
     p.add_argument("--data-dir", help="the corpus folder (only with one --dataset; default: "
                    + ", ".join(f"{k}: {v}" for k, v in DEFAULT_DIRS.items()) + ")")
     p.add_argument("--dev-list", help="the dev split list (default: the one bundled for the dataset)")
+    p.add_argument("--han-model", help="also score this HAN model (captioner train classify) on the same dev "
+                   "documents (only with one --dataset)")
     p.add_argument("--output", default="assets/benchmarks/classify_baselines.json")
     args = p.parse_args(argv)
     datasets = ("newsgroups", "bbc") if args.dataset == "all" else (args.dataset,)
-    if (args.data_dir or args.dev_list) and len(datasets) > 1:
-        p.error("--data-dir and --dev-list need one --dataset (newsgroups or bbc)")
+    if (args.data_dir or args.dev_list or args.han_model) and len(datasets) > 1:
+        p.error("--data-dir, --dev-list and --han-model need one --dataset (newsgroups or bbc)")
 
     import sklearn
 
@@ -211,7 +240,8 @@ def main(argv=None):
     results = {}
     try:
         for dataset in datasets:
-            results[dataset] = run_dataset(dataset, args.data_dir or DEFAULT_DIRS[dataset], args.dev_list)
+            results[dataset] = run_dataset(dataset, args.data_dir or DEFAULT_DIRS[dataset], args.dev_list,
+                                           han_model=args.han_model)
             print(format_table(dataset, results[dataset]), flush=True)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)

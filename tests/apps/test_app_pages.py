@@ -178,6 +178,9 @@ PAGES = {
     "task_pages/summarize.py": {
         "CAPTIONER_SUMMARIZE_MODEL": ("captioner train summarize ", "assets/models/bbc_headlines.keras")},
     "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
+    "task_pages/classify.py": {"CAPTIONER_CLASSIFY_MODEL": ("captioner train classify ",
+                                                           "assets/models/newsgroups_han.keras")},
+    "task_pages/dialogue.py": {"CAPTIONER_DIALOGUE_MODEL": ("captioner train respond ", "assets/models/sgd_dialogue.keras")},
     "task_pages/video.py": {
         "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
         "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ", "assets/models/video_classify.keras")},

