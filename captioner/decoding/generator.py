@@ -92,7 +92,12 @@ def hypothesis_texts(result, vocabulary, beam=0):
 
 
 def _settings(beam_size, alpha, max_length):
-    """The decoding settings as a hashable key; checked here, before anything is traced."""
+    """The decoding settings as a hashable key; checked here, before anything is traced.
+
+    Tensors (the inputs of an exported signature, see :meth:`Generator.search`) pass as they
+    are: the search checks them in the graph."""
+    if any(tf.is_tensor(x) for x in (beam_size, alpha, max_length)):
+        return beam_size, alpha, max_length
     beam_size, max_length = int(beam_size), int(max_length)
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -127,7 +132,10 @@ class Generator:
 
     def search(self, *inputs, beam_size, alpha, max_length):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
-        Keras ``call``, another ``tf.function``); eager callers want ``__call__``."""
+        Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
+
+        ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors here (one graph for
+        every setting: what ``captioner export`` puts in a SavedModel's serving signature)."""
         beam_size, alpha, max_length = _settings(beam_size, alpha, max_length)
         annotations, mask, initial_state = self.encode(*inputs)  # (B, R, D), (B, R)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
