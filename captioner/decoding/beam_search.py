@@ -95,6 +95,26 @@ def _loop_invariant(shape):
     return tf.TensorShape([None]).concatenate(shape[1:])
 
 
+def _search_sizes(beam_size, max_length):
+    """(beam_size, max_length, checks): python ints checked here, or scalar int32 tensors (the
+    inputs of an exported serving signature) checked in the graph by the returned assertions."""
+    sizes, checks = [], []
+    for name, value in (("beam_size", beam_size), ("max_length", max_length)):
+        if tf.is_tensor(value):
+            value = tf.cast(value, tf.int32)
+            static = tf.get_static_value(value)
+            if static is None:
+                checks.append(tf.debugging.assert_greater_equal(value, 1, message=f"{name} must be >= 1"))
+                sizes.append(tf.reshape(value, []))
+                continue
+            value = int(static)
+        value = int(value)
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+        sizes.append(value)
+    return sizes[0], sizes[1], checks
+
+
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
                 alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
                 start_tokens=None, temperature=None, top_k=0, seed=0):
@@ -106,9 +126,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         initial_state: tf.nest structure of tensors with leading dim ``batch_size`` (NOT tiled;
             it is tiled here). May be an empty structure, e.g. ``()``.
         batch_size: int or scalar int tensor (e.g. ``tf.shape(images)[0]``).
-        beam_size: python int K >= 1.
-        max_length: python int >= 1, the most generated tokens per hypothesis, ``<end>``
-            included (``<start>`` is not generated and not counted).
+        beam_size: K >= 1, a python int, or a scalar int tensor (then the beam dimension of
+            the outputs is unknown when traced: one graph serves every width, as an exported
+            SavedModel's ``beam_size`` input needs).
+        max_length: >= 1, the most generated tokens per hypothesis, ``<end>`` included
+            (``<start>`` is not generated and not counted); a python int or a scalar int tensor.
         start_id, end_id, pad_id: python ints; ``pad_id`` fills tokens after ``<end>``.
         banned_ids: token ids that are never generated (their log-probability is -inf at every
             step), e.g. ``<pad>``, ``<unk>``, ``<start>``; ``end_id`` cannot be banned. The frozen
@@ -140,12 +162,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             "attention"  float32 (B, K, max_length, R)  attention of each generated token,
                                                         zeros after the end
     """
-    beam_size = int(beam_size)
-    max_length = int(max_length)
-    if beam_size < 1:
-        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
-    if max_length < 1:
-        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    beam_size, max_length, checks = _search_sizes(beam_size, max_length)
     banned_ids = sorted({int(i) for i in banned_ids})
     end_id = -1 if end_id is None else int(end_id)  # -1: never generated, nothing ends
     sampling = temperature is not None
@@ -161,10 +178,13 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     no_repeat_ngram = int(no_repeat_ngram)
     if no_repeat_ngram < 0:
         raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
-    K, T = beam_size, max_length
+    K, T = beam_size, max_length  # python ints, or scalar int32 tensors (an exported signature's inputs)
+    K_static = K if isinstance(K, int) else None
+    T_static = T if isinstance(T, int) else None
     with_attention = attention_size is not None
 
-    B = tf.convert_to_tensor(batch_size, dtype=tf.int32)  # scalar
+    with tf.control_dependencies(checks):
+        B = tf.identity(tf.convert_to_tensor(batch_size, dtype=tf.int32))  # scalar
     N = B * K
     R = tf.convert_to_tensor(attention_size if with_attention else 0, dtype=tf.int32)
     R_static = tf.get_static_value(R)
@@ -176,7 +196,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     else:
         tokens = tf.repeat(tf.cast(start_tokens, tf.int32), K)  # (N,)
     # Only beam 0 is alive at first, so the first expansion gives K distinct hypotheses.
-    first = tf.constant([[0.0] + [_NEG_INF] * (K - 1)], tf.float32)  # (1, K)
+    first = tf.where(tf.range(K) == 0, 0.0, _NEG_INF)[None, :]  # (1, K)
     sums = tf.tile(first, [B, 1])  # (B, K)
     lengths = tf.zeros([B, K], tf.int32)
     finished = tf.zeros([B, K], tf.bool)
@@ -268,11 +288,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         tf.TensorShape([]),
         tf.TensorShape([None]),
         tf.nest.map_structure(lambda s: _loop_invariant(s.shape), state),
-        tf.TensorShape([None, K]),
-        tf.TensorShape([None, K]),
-        tf.TensorShape([None, K]),
-        tf.TensorShape([None, T]),
-        tf.TensorShape([None, T, R_static]),
+        tf.TensorShape([None, K_static]),
+        tf.TensorShape([None, K_static]),
+        tf.TensorShape([None, K_static]),
+        tf.TensorShape([None, T_static]),
+        tf.TensorShape([None, T_static, R_static]),
     )
     _, _, _, sums, lengths, finished, token_hist, attn_hist = tf.while_loop(
         cond, body, loop_vars, shape_invariants=invariants, maximum_iterations=T)

@@ -103,10 +103,18 @@ def hypothesis_texts(result, vocabulary, beam=0):
 
 
 def _settings(beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
-    """The decoding settings as a hashable key; checked here, before anything is traced."""
-    beam_size, max_length, no_repeat_ngram = int(beam_size), int(max_length), int(no_repeat_ngram)
+    """The decoding settings as a hashable key; checked here, before anything is traced.
+
+    Tensors for ``beam_size``, ``alpha``, ``max_length`` (the inputs of an exported signature, see
+    :meth:`Generator.search`) pass as they are: the search checks them in the graph."""
+    no_repeat_ngram = int(no_repeat_ngram)
     if no_repeat_ngram < 0:
         raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
+    if any(tf.is_tensor(x) for x in (beam_size, alpha, max_length)):
+        if temperature is not None:
+            raise ValueError("sampling takes python settings (beam_size 1), not tensors")
+        return beam_size, alpha, max_length, no_repeat_ngram, None, 0, 0
+    beam_size, max_length = int(beam_size), int(max_length)
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     if max_length < 1:
@@ -149,7 +157,10 @@ class Generator:
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
         Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
         ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
-        ``temperature`` (and ``top_k``, ``seed``), tokens are sampled (beam_size 1)."""
+        ``temperature`` (and ``top_k``, ``seed``), tokens are sampled (beam_size 1).
+
+        ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors here (one graph for
+        every setting: what ``captioner export`` puts in a SavedModel's serving signature)."""
         beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed = _settings(
             beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         encoded = self.encode(*inputs)

@@ -103,3 +103,60 @@ def list_images(paths, recursive=True):
     their extension so a broken or misnamed file is reported rather than silently skipped.
     """
     return list_files(paths, IMAGE_EXTENSIONS, recursive)
+
+
+# Pillow's fixed-point resampling (libImaging/Resample.c, 8 bits per channel): weights are
+# rounded to integers of PRECISION_BITS fractional bits, sums rounded half up and clipped.
+_PRECISION_BITS = 32 - 8 - 2
+
+
+def _pillow_taps(in_size, out_size):
+    """(first input index (out,), integer weights (out, taps)) of Pillow's antialiased bilinear
+    filter from `in_size` (scalar int tensor) to `out_size` (int) samples."""
+    import tensorflow as tf
+
+    f64 = tf.float64
+    in_f = tf.cast(in_size, f64)
+    scale = in_f / out_size
+    filterscale = tf.maximum(scale, 1.0)
+    support = filterscale  # the bilinear (triangle) filter has support 1
+    taps = tf.cast(tf.math.ceil(support), tf.int32) * 2 + 1
+    center = (tf.range(out_size, dtype=f64) + 0.5) * scale  # (out,)
+    xmin = tf.maximum(tf.cast(center - support + 0.5, tf.int32), 0)  # C (int) casts truncate, as tf.cast
+    xmax = tf.minimum(tf.cast(center + support + 0.5, tf.int32), in_size)  # (out,) exclusive
+    x = xmin[:, None] + tf.range(taps)[None, :]  # (out, taps) absolute input index
+    arg = (tf.cast(x, f64) - center[:, None] + 0.5) * (1.0 / filterscale)
+    w = tf.maximum(1.0 - tf.abs(arg), 0.0)
+    w = tf.where(x < xmax[:, None], w, 0.0)
+    total = tf.reduce_sum(w, axis=1, keepdims=True)
+    w = tf.where(total != 0.0, w / tf.where(total != 0.0, total, 1.0), w)
+    kk = tf.floor(0.5 + w * float(1 << _PRECISION_BITS))  # the weights are >= 0
+    return xmin, tf.minimum(x, in_size - 1), kk
+
+
+def _pillow_pass(image, out_size, axis):
+    """Resample uint8-valued float64 `image` (H, W, C) along `axis` (0 or 1) to `out_size`."""
+    import tensorflow as tf
+
+    _, index, kk = _pillow_taps(tf.shape(image)[axis], out_size)  # (out, taps)
+    taps = tf.gather(image, index, axis=axis)  # axis 1: (H, out, taps, C); axis 0: (out, taps, W, C)
+    if axis == 1:
+        total = tf.einsum("hotc,ot->hoc", taps, kk)
+    else:
+        total = tf.einsum("otwc,ot->owc", taps, kk)
+    half = float(1 << (_PRECISION_BITS - 1))
+    return tf.clip_by_value(tf.floor((total + half) / float(1 << _PRECISION_BITS)), 0.0, 255.0)
+
+
+def tf_resize_like_pillow(image, size):
+    """Graph twin of `load_image`'s resize: uint8 (H, W, 3) -> uint8 (h, w, 3) at size=(h, w),
+    Pillow's antialiased bilinear filter with its fixed-point arithmetic (horizontal pass, then
+    vertical, each rounded to 8 bits), so the pixels equal Pillow's `Image.resize`."""
+    import tensorflow as tf
+
+    height, width = size
+    x = tf.cast(image, tf.float64)
+    shape = tf.shape(x)
+    x = tf.cond(shape[1] != width, lambda: _pillow_pass(x, width, 1), lambda: x)
+    x = tf.cond(shape[0] != height, lambda: _pillow_pass(x, height, 0), lambda: x)
+    return tf.cast(tf.ensure_shape(x, [height, width, None]), tf.uint8)

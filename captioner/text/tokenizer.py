@@ -33,7 +33,7 @@ import unicodedata
 
 import regex
 
-__all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize"]
+__all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize", "tf_detokenize"]
 
 # One "word character": letter, combining mark or digit, in any script.
 _WORD_CHAR = r"[\p{L}\p{M}\p{N}]"
@@ -166,3 +166,43 @@ def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
     s = tf.strings.regex_replace(s, "\x01", "'")
     s = tf.strings.regex_replace(s, "\x02", "-")
     return tf.strings.split(s)
+
+
+def tf_detokenize(tokens):
+    """tf.strings twin of :func:`detokenize`, for graphs (an exported SavedModel's output text).
+
+    Args:
+        tokens: a ``tf.RaggedTensor`` of strings (batch, None), or a dense (batch, T) string
+            tensor whose empty strings are skipped (as :func:`detokenize` skips them).
+
+    Returns:
+        string tensor (batch,): the same sentences :func:`detokenize` makes of each row (the
+        same attachment rules, quotes alternating per row), computed without a Python loop.
+    """
+    import tensorflow as tf
+
+    if not isinstance(tokens, tf.RaggedTensor):
+        tokens = tf.convert_to_tensor(tokens, tf.string)
+        tokens = tf.ragged.boolean_mask(tokens, tf.strings.length(tokens) > 0)
+    else:
+        tokens = tf.ragged.boolean_mask(tokens, tf.strings.length(tokens) > 0)
+    words = tokens.to_tensor(default_value="")  # (B, T), "" after each row's end
+    valid = tf.sequence_mask(tokens.row_lengths(), tf.shape(words)[1])  # (B, T)
+
+    def member(chars):
+        return tf.reduce_any(words[..., None] == tf.constant(sorted(chars)), axis=-1)  # (B, T)
+
+    def closing(quote):  # this quote closes one opened earlier in the row: an odd count before it
+        is_quote = words == quote
+        before = tf.cumsum(tf.cast(is_quote, tf.int32), axis=1, exclusive=True)
+        return is_quote & (before % 2 == 1)
+
+    is_quote = (words == '"') | (words == "'")
+    closes = closing('"') | closing("'")
+    # what token j asks of the next one (attach_next in detokenize)
+    asks = tf.where(is_quote, ~closes, member(_NO_SPACE_AFTER | _BOTH_SIDES))  # (B, T)
+    asked = tf.pad(asks[:, :-1], [[0, 0], [1, 0]])  # (B, T): the previous token asked
+    first = tf.range(tf.shape(words)[1])[None, :] == 0  # (1, T)
+    attach = first | asked | tf.where(is_quote, closes, member(_NO_SPACE_BEFORE | _BOTH_SIDES))
+    pieces = tf.where(attach | ~valid, words, tf.strings.join([" ", words]))  # (B, T)
+    return tf.strings.reduce_join(pieces, axis=1)  # (B,)

@@ -221,6 +221,18 @@ class Vocabulary:
             out.append(token)
         return out
 
+    def tf_decode(self, ids):
+        """In-graph twin of :meth:`decode` (``strip_special``) for a batch: int ids (N, T) ->
+        a ``tf.RaggedTensor`` of tokens (N, None) that stops before each row's first ``<end>``
+        and drops ``<pad>``/``<start>``. The token list is a constant of the graph."""
+        import tensorflow as tf
+
+        ids = tf.cast(ids, tf.int32)
+        before_end = tf.cumsum(tf.cast(ids == END_ID, tf.int32), axis=-1, exclusive=True) == 0
+        keep = before_end & (ids != END_ID) & (ids != PAD_ID) & (ids != START_ID)  # (N, T)
+        tokens = tf.gather(tf.constant(list(self._tokens)), ids)  # (N, T) strings
+        return tf.ragged.boolean_mask(tokens, keep)
+
     def decode_batch(self, batch_ids, strip_special: bool = True) -> list[list[str]]:
         """:meth:`decode` every row of a ``(batch, length)`` array."""
         return [self.decode(row, strip_special) for row in np.asarray(batch_ids)]

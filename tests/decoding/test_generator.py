@@ -252,3 +252,28 @@ def test_sampling_serves_the_caption_decoder_too():
     assert not np.isin(hot[0], [UNK_ID, START_ID]).any()  # banned ids stay banned when sampling
     with pytest.raises(ValueError, match="beam_size must be 1"):
         model.generator(feats, beam_size=3, alpha=0.0, max_length=7, temperature=1.0)
+
+
+@pytest.mark.parametrize("make, inputs, spec", [
+    (lambda: _caption_model("attention").generator, lambda: (_features(),), tf.TensorSpec((None, None, 10))),
+    (lambda: _seq2seq("attention").generator, lambda: (_sources(),), tf.TensorSpec((None, None), tf.int32)),
+])
+def test_settings_as_tensors_give_the_python_int_search(make, inputs, spec):
+    """One graph with beam_size, alpha and max_length as inputs (what an exported SavedModel
+    signature holds) decodes exactly like the search traced per python setting."""
+    generator, x = make(), tf.constant(inputs()[0])
+    scalar = tf.TensorSpec((), tf.int32)
+    one_graph = tf.function(
+        lambda x, k, a, t: dict(generator.search(x, beam_size=k, alpha=a, max_length=t)),
+        input_signature=[spec, scalar, tf.TensorSpec((), tf.float32), scalar])
+    for beam_size, alpha, max_length in [(1, 0.0, 5), (3, 0.5, 9), (4, 1.0, 7)]:
+        want = generator(x, beam_size=beam_size, alpha=alpha, max_length=max_length).numpy()
+        got = {k: v.numpy() for k, v in one_graph(x, beam_size, alpha, max_length).items()}
+        assert got["tokens"].shape == want["tokens"].shape
+        for key in ("tokens", "lengths", "finished"):
+            np.testing.assert_array_equal(got[key], want[key])
+        np.testing.assert_allclose(got["scores"], want["scores"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got["attention"], want["attention"], atol=1e-6)
+    assert len(one_graph._list_all_concrete_functions()) == 1  # traced once for every setting
+    with pytest.raises(tf.errors.InvalidArgumentError, match="beam_size must be >= 1"):
+        one_graph(x, 0, 0.0, 5)

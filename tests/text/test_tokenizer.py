@@ -111,3 +111,29 @@ def test_tf_tokenize_batch_is_ragged():
     out = tf_tokenize(tf.constant(["A b", "", "c, d!"]), lower=False)
     assert isinstance(out, tf.RaggedTensor)
     assert out.to_list() == [[b"A", b"b"], [], [b"c", b"d"]]
+
+
+def test_tf_detokenize_is_detokenize():
+    """The graph twin attaches punctuation and alternates quotes exactly as the Python one."""
+    import numpy as np
+    import tensorflow as tf
+
+    from captioner.text.tokenizer import tf_detokenize
+
+    rows = [
+        ["a", "dog", "(", "brown", ")", "runs", ",", "says", '"', "hi", '"', "."],
+        ['"', "quoted", '"', "and", "'", "single", "'", "!", "$", "5", "and", "a", "/", "b"],
+        ["ein", "hund", "läuft", "…", "«", "oui", "»", "?"],
+        ["'", "'", "'", "x", '"', '"', "y", "", "z"],
+        [],
+        ["¿", "qué", "?", "#", "tag", "@", "me", "%", ";", "]"],
+    ]
+    rng = np.random.default_rng(0)
+    vocab = ["a", "b", ".", ",", '"', "'", "(", ")", "/", "$", "%", "¿", "-"]
+    rows += [list(rng.choice(vocab, size=rng.integers(0, 12))) for _ in range(40)]
+    width = max(len(r) for r in rows)
+    dense = [r + [""] * (width - len(r)) for r in rows]
+    got = [s.decode("utf-8") for s in tf_detokenize(tf.constant(dense)).numpy()]
+    assert got == [detokenize(r) for r in rows]
+    ragged = tf.ragged.constant(rows, dtype=tf.string)
+    assert [s.decode("utf-8") for s in tf_detokenize(ragged).numpy()] == got

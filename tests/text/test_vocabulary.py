@@ -253,3 +253,15 @@ def test_the_package_lazily_exports_every_vocabulary_name():
 
     assert list(captioner.text._VOCABULARY_NAMES) == vocabulary.__all__
     assert all(getattr(captioner.text, n) is getattr(vocabulary, n) for n in vocabulary.__all__)
+
+
+def test_tf_decode_is_decode():
+    from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
+
+    vocab = Vocabulary(["<pad>", "<start>", "<end>", "<unk>", "a", "b", "c"])
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 7, size=(50, 9)).astype(np.int32)
+    ids[0] = [4, 5, END_ID, 6, 6, 0, 0, 0, 0]
+    ids[1] = [START_ID, 4, PAD_ID, UNK_ID, 5, 6, 4, 5, 6]  # no <end>
+    got = vocab.tf_decode(tf.constant(ids)).to_list()
+    assert [[t.decode() for t in row] for row in got] == [vocab.decode(row) for row in ids]

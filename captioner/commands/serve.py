@@ -1,0 +1,78 @@
+"""`captioner serve [--host 127.0.0.1] [--port 8000] [--models TASK[=PATH] ...]`
+
+An HTTP JSON API over the bundled models (or the files given with --models, loaded once at
+start-up; a request can never name a file to load):
+
+  POST /v1/caption    multipart field `image` (or JSON {"image_base64": ...}), optional beam_size,
+                      alpha, max_length -> {"caption", "score", "hypotheses", "attention"}
+  POST /v1/translate  JSON {"text": ...} -> {"translation", "score", "hypotheses", ...}
+  POST /v1/entail     JSON {"premise", "hypothesis"} -> {"label", "probabilities", ...}
+  POST /v1/ask        multipart `image` + `question` (or JSON) -> {"answer", "probability", "top_k"}
+  GET  /healthz       the models and the batches run;   GET /docs, /openapi.json: the API
+
+Requests that arrive together are batched into one model call (--max-batch, --max-wait-ms);
+--max-queue waiting requests per task, then 503. Binds to 127.0.0.1 unless --host says otherwise.
+
+  curl -F image=@assets/samples/cat.jpg http://127.0.0.1:8000/v1/caption
+"""
+
+import argparse
+import sys
+
+
+def register(subparsers):
+    p = subparsers.add_parser("serve", help="serve the models over HTTP (FastAPI): caption, translate, entail, ask",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--models", nargs="+", default=None, metavar="TASK[=PATH]",
+                   help="tasks to serve (caption, translate, entail, ask), each with the bundled model or "
+                        "TASK=PATH to a .keras file (default: all four bundled models)")
+    p.add_argument("--max-batch", type=int, default=32, help="requests per model call (default 32)")
+    p.add_argument("--max-wait-ms", type=float, default=5.0,
+                   help="how long a request waits for others to share its model call (default 5)")
+    p.add_argument("--max-queue", type=int, default=256, help="waiting requests per task before 503 (default 256)")
+    p.add_argument("--max-body-mb", type=float, default=10.0, help="largest request body (default 10 MB)")
+    p.add_argument("--max-pixels", type=int, default=40_000_000, help="largest image, width * height (default 40M)")
+    p.set_defaults(func=run)
+
+
+def parse_models(entries):
+    """["caption", "translate=path.keras"] -> {"caption": None, "translate": "path.keras"}."""
+    from captioner.errors import InputError
+    from captioner.serving.app import TASKS
+
+    if not entries:
+        return dict.fromkeys(TASKS)
+    out = {}
+    for entry in entries:
+        task, _, path = entry.partition("=")
+        task = task.strip()
+        if task not in TASKS:
+            raise InputError(f"--models {entry!r}: unknown task {task!r}; tasks are {', '.join(TASKS)}")
+        if task in out:
+            raise InputError(f"--models: {task} given twice")
+        out[task] = path.strip() or None
+    return out
+
+
+def run(args):
+    from captioner.errors import InputError
+
+    for name in ("port", "max_batch", "max_queue", "max_pixels"):
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be >= 1")
+    spec = parse_models(args.models)
+    import uvicorn
+
+    from captioner.serving.app import Limits, create_app, load_models, warm_up
+
+    models = load_models(spec)
+    print(f"captioner serve: warming up {', '.join(models)}", file=sys.stderr, flush=True)
+    warm_up(models)
+    limits = Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024), max_pixels=args.max_pixels,
+                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue)
+    app = create_app(models, limits)
+    print(f"captioner serve: http://{args.host}:{args.port} (docs at /docs)", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0

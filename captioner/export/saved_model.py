@@ -1,0 +1,214 @@
+"""A saved `.keras` model -> a TensorFlow SavedModel that runs without captioner.
+
+Image captioner (`ImageCaptioner`): one graph does everything the Python path does:
+
+    encoded JPEG/PNG/GIF/BMP bytes (B,) -> decode (first frame, RGB) -> resize to the backbone's
+    input (Pillow's antialiased bilinear filter, bit-exact: `decode_image`) -> backbone (its
+    preprocessing inside) -> the one beam search (`Generator.search`, beam size, alpha and max
+    length as tensors) -> vocabulary lookup -> detokenized text.
+
+Signatures (see `saved_model_cli show --all`):
+
+* ``serving_default(images, beam_size=<model's>, alpha=<model's>, max_length=<model's>)``:
+  ``images`` string (B,) of encoded image bytes; the three settings are scalar inputs whose
+  SignatureDef defaults are the model's (TF Serving and ``saved_model_cli run`` may leave
+  them out; from Python call ``loaded.caption(images)`` or pass all four to the signature).
+* ``caption_pixels(pixels, beam_size, alpha, max_length)``: uint8 (B, H, W, 3) at the input size.
+
+Outputs: ``caption`` string (B,), ``score`` float (B,) (log_prob / length**alpha),
+``log_prob`` (B,), ``length`` int32 (B,) (words + <end>), ``words`` string (B, T) ("" after the
+end), ``attention`` float (B, T, h, w) (one map per generated token of the best hypothesis, zeros
+after its end), ``hypotheses`` string (B, K) and ``hypothesis_scores`` (B, K), best first.
+
+Translator (`Seq2Seq`): ``serving_default(sentences, beam_size, alpha, max_length)``:
+string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothesis_scores``,
+``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
+of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
+at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
+source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does. An input with
+no tokens gives "" and score -inf. The coverage penalty re-ranking is not in the graph.
+
+Every variable is saved in the SavedModel's checkpoint; the vocabularies are graph constants
+(captioner) or a lookup table (translator source side).
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+from captioner.features.images import tf_resize_like_pillow
+from captioner.text.tokenizer import tf_detokenize, tf_tokenize
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
+
+
+def _scalar_specs():
+    return [tf.TensorSpec((), tf.int32, name="beam_size"), tf.TensorSpec((), tf.float32, name="alpha"),
+            tf.TensorSpec((), tf.int32, name="max_length")]
+
+
+def _texts(vocabulary, tokens):
+    """tokens int (B, K, T) -> detokenized strings (B, K)."""
+    shape = tf.shape(tokens)
+    flat = tf.reshape(tokens, [shape[0] * shape[1], shape[2]])  # (B*K, T)
+    return tf.reshape(tf_detokenize(vocabulary.tf_decode(flat)), shape[:2])  # (B, K)
+
+
+def decode_image(data, size):
+    """Encoded image bytes (scalar string) -> uint8 (h, w, 3) at `size` = (h, w).
+
+    The graph twin of `captioner.features.images.load_image`: JPEG with libjpeg's accurate
+    integer DCT (Pillow's; TensorFlow's default is the fast one), other formats by
+    `tf.io.decode_image` (first frame, grey repeated to RGB), then Pillow's resize without crop
+    (`tf_resize_like_pillow`, bit-exact). Not done here: EXIF orientation, and compositing
+    transparent pixels on white (an alpha channel is dropped).
+    """
+    image = tf.cond(
+        tf.io.is_jpeg(data),
+        lambda: tf.io.decode_jpeg(data, channels=3, dct_method="INTEGER_ACCURATE"),
+        lambda: tf.ensure_shape(tf.io.decode_image(data, channels=3, expand_animations=False, dtype=tf.uint8),
+                                [None, None, 3]))  # (H, W, 3)
+    return tf_resize_like_pillow(image, size)  # (h, w, 3)
+
+
+class CaptionerModule(tf.Module):
+    """The SavedModel of an `ImageCaptioner`: see the module docstring."""
+
+    def __init__(self, model):
+        super().__init__(name="captioner")
+        self._model = model
+        self._weights = list(model.variables)  # tracked: saved in the checkpoint
+        self.input_size = tuple(model.input_size)
+        self.grid_shape = tuple(model.grid_shape) if model.feature == "grid" else (1, 1)
+        defaults = (tf.constant(model.beam_size), tf.constant(model.alpha, tf.float32),
+                    tf.constant(model.max_length))
+        h, w = self.input_size
+
+        def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+            pixels = tf.map_fn(lambda data: decode_image(data, (h, w)), images,
+                               fn_output_signature=tf.TensorSpec((h, w, 3), tf.uint8))  # (B, h, w, 3)
+            return self._caption(pixels, beam_size, alpha, max_length)
+
+        def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+            return self._caption(pixels, beam_size, alpha, max_length)
+
+        self.caption = tf.function(caption, input_signature=[tf.TensorSpec((None,), tf.string, name="images")]
+                                   + _scalar_specs(), autograph=False)
+        self.caption_pixels = tf.function(
+            caption_pixels, input_signature=[tf.TensorSpec((None, h, w, 3), tf.uint8, name="pixels")]
+            + _scalar_specs(), autograph=False)
+
+    def _caption(self, pixels, beam_size, alpha, max_length):
+        model = self._model
+        features = model.features(pixels)  # (B, R, C) or (B, P)
+        out = model.decoder.generator.search(features, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        hypotheses = _texts(model.vocabulary, out["tokens"])  # (B, K)
+        best = out["tokens"][:, 0]  # (B, T)
+        lengths = out["lengths"][:, 0]  # (B,)
+        steps = tf.sequence_mask(lengths, tf.shape(best)[1])  # (B, T)
+        words = tf.where(steps & (best != END_ID), tf.gather(tf.constant(model.vocabulary_tokens), best), "")
+        attention = out["attention"][:, 0]  # (B, T, R)
+        shape = tf.shape(attention)
+        gh, gw = self.grid_shape
+        return {
+            "caption": hypotheses[:, 0], "score": out["scores"][:, 0], "log_prob": out["log_probs"][:, 0],
+            "length": lengths, "words": words, "attention": tf.reshape(attention, [shape[0], shape[1], gh, gw]),
+            "hypotheses": hypotheses, "hypothesis_scores": out["scores"],
+        }
+
+    def signatures(self):
+        return {"serving_default": self.caption, "caption_pixels": self.caption_pixels}
+
+
+class TranslatorModule(tf.Module):
+    """The SavedModel of a `Seq2Seq` translator: see the module docstring."""
+
+    def __init__(self, model):
+        super().__init__(name="translator")
+        self._model = model
+        self._weights = list(model.variables)
+        self._source_lookup = model.source_vocabulary.lookup_layer()  # its table is tracked and saved
+        defaults = (tf.constant(model.beam_size), tf.constant(model.alpha, tf.float32),
+                    tf.constant(model.max_length))
+
+        def translate(sentences, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+            return self._translate(sentences, beam_size, alpha, max_length)
+
+        self.translate = tf.function(
+            translate, input_signature=[tf.TensorSpec((None,), tf.string, name="sentences")] + _scalar_specs(),
+            autograph=False)
+
+    def _translate(self, sentences, beam_size, alpha, max_length):
+        model = self._model
+        settings = model.source_tokenizer
+        if settings.get("split_elisions"):
+            raise ValueError("the source tokenizer splits elisions, which the graph tokenizer does not do")
+        tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
+        tokens = tokens[:, : model.max_source_length]
+        source_tokens = tokens.to_tensor(default_value="")  # (B, S)
+        n_source = tokens.row_lengths()  # (B,)
+        ids = tf.cast(self._source_lookup(tokens), tf.int32).to_tensor(default_value=PAD_ID)  # (B, S)
+        # a sentence without tokens is decoded from one <pad> (the Python path skips it) and blanked below
+        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])
+        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        out_tokens = out["tokens"]  # (B, K, T)
+        attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
+        if model.replace_unk and model.kind == "attention":
+            # <unk> at step j -> the source word step j attends to most (Seq2Seq.translate, replace_unk)
+            most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
+            shape = tf.shape(out_tokens)
+            target = tf.gather(tf.constant(list(model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
+            pointed = tf.gather(source_tokens, tf.reshape(most, [shape[0], -1]), batch_dims=1)  # (B, K*T)
+            target = tf.where(out_tokens == UNK_ID, tf.reshape(pointed, shape), target)
+            keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
+                out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
+            flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
+            hypotheses = tf.reshape(tf_detokenize(flat), shape[:2])  # (B, K)
+        else:
+            hypotheses = _texts(model.target_vocabulary, out_tokens)
+        empty = (n_source == 0)[:, None]  # (B, 1)
+        hypotheses = tf.where(empty, "", hypotheses)
+        scores = tf.where(empty, float("-inf"), out["scores"])
+        return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
+                "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
+
+    def signatures(self):
+        return {"serving_default": self.translate}
+
+
+def module_for(model):
+    """The exportable tf.Module of a loaded captioner model; ValueError for a kind not exported."""
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.seq2seq import Seq2Seq
+
+    if isinstance(model, ImageCaptioner):
+        return CaptionerModule(model)
+    if isinstance(model, Seq2Seq):
+        return TranslatorModule(model)
+    raise ValueError(f"cannot export a {type(model).__name__}: image captioners (ImageCaptioner) and "
+                     f"translators (Seq2Seq) are exported")
+
+
+def export_saved_model(model, output):
+    """Write `model` (a loaded ImageCaptioner or Seq2Seq) as a SavedModel directory `output`.
+
+    Written to a sibling temporary directory first and renamed into place, so `output` is
+    either the whole export or absent. Returns the tf.Module that was saved."""
+    import shutil
+    import tempfile
+
+    module = module_for(model)
+    output = os.path.abspath(os.fspath(output))
+    parent = os.path.dirname(output)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    try:
+        tf.saved_model.save(module, staging, signatures=module.signatures())
+        if os.path.isdir(output):
+            shutil.rmtree(output)
+        os.replace(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return module

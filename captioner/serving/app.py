@@ -1,0 +1,500 @@
+"""The HTTP JSON API (FastAPI): caption, translate, entail, ask, healthz; OpenAPI at /docs.
+
+    app = create_app(load_models({"caption": None, "translate": None}))   # None: the bundled model
+    uvicorn.run(app, host="127.0.0.1", port=8000)
+
+* Models are loaded once, before the app is made, from the bundled files or paths the operator
+  gives (`captioner serve --models task=path`); no request can name a file to load.
+* Each task has a `Batcher`: requests that arrive together are one model call.
+* Limits: request bodies over `max_body_bytes` get 413 (checked on Content-Length and while
+  the body streams in), images over `max_pixels` get 413, a full queue 503.
+* Every error is JSON ``{"error": message}`` with a 4xx status for bad input (400 unreadable
+  image or empty text, 413 too large, 415 wrong content type, 422 malformed fields) and 503
+  when busy; anything unexpected is a 500 ``{"error": "internal error"}``, logged, without a
+  traceback in the answer.
+"""
+
+
+import base64
+import binascii
+import contextlib
+import dataclasses
+import io
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from captioner.errors import CaptionerError, ImageError, InputError
+from captioner.serving.batcher import Batcher, QueueFull
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = {
+    "caption": REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras",
+    "translate": REPO_ROOT / "assets" / "models" / "multi30k_en_de.keras",
+    "entail": REPO_ROOT / "assets" / "models" / "sick_entailment.keras",
+    "ask": REPO_ROOT / "assets" / "models" / "easy_vqa.keras",
+}
+TASKS = tuple(BUNDLED)
+
+
+@dataclasses.dataclass
+class Limits:
+    max_body_bytes: int = 10 * 1024 * 1024   # a request body (an upload or its base64 JSON)
+    max_pixels: int = 40_000_000             # width * height of an uploaded image
+    max_text_chars: int = 2000               # a sentence, premise, hypothesis or question
+    max_beam_size: int = 10
+    max_length: int = 60
+    max_batch: int = 32                      # requests per model call
+    max_wait_ms: float = 5.0                 # how long the first request of a batch waits for more
+    max_queue: int = 256                     # waiting requests per task before 503
+
+
+class HTTPError(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def load_models(spec):
+    """{task: path or None (the bundled model)} -> {task: (loaded model, path)}; InputError for an
+    unknown task or a file that is not a model of that task."""
+    from captioner.models.loading import load_model_file
+
+    loaders = {
+        "caption": ("captioner.models.image_captioner", "ImageCaptioner", "an image captioner"),
+        "translate": ("captioner.models.seq2seq", "Seq2Seq", "a translation model"),
+        "entail": ("captioner.models.entailment", ("EntailmentClassifier", "EntailmentEnsemble"), "an entailment model"),
+        "ask": ("captioner.models.vqa_model", "VQAModel", "a VQA model"),
+    }
+    import importlib
+
+    import captioner.layers.image_preprocessing  # noqa: F401  (registers what saved backbones refer to)
+
+    out = {}
+    for task, path in spec.items():
+        if task not in loaders:
+            raise InputError(f"--models: unknown task {task!r}; tasks are {', '.join(TASKS)}")
+        module, names, what = loaders[task]
+        module = importlib.import_module(module)
+        classes = tuple(getattr(module, n) for n in ((names,) if isinstance(names, str) else names))
+        path = str(path or BUNDLED[task])
+        out[task] = (load_model_file(path, classes, what), path)
+    return out
+
+
+def _round(x, digits=5):
+    return np.round(np.asarray(x, dtype=np.float64), digits).tolist()
+
+
+def decode_image(data, limits, name="image"):
+    """Upload bytes -> RGB PIL image, refusing non-images (400) and too many pixels (413)."""
+    from PIL import Image, UnidentifiedImageError
+
+    from captioner.features.images import IMAGE_FORMATS, open_image
+
+    if not data:
+        raise HTTPError(400, f"{name}: empty upload")
+    try:
+        with Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as probe:  # reads the header only
+            width, height = probe.size
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise HTTPError(400, f"{name}: not a readable image (JPEG, PNG, WebP, GIF, BMP or TIFF): "
+                             f"{type(exc).__name__}") from None
+    if width * height > limits.max_pixels:
+        raise HTTPError(413, f"{name}: {width}x{height} = {width * height} pixels, more than the limit "
+                             f"of {limits.max_pixels}")
+    try:
+        return open_image(data, name=name)
+    except ImageError as exc:
+        raise HTTPError(400, str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- batch functions
+
+
+def caption_batch(model):
+    """items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [Caption]."""
+    def run(items):
+        results = [None] * len(items)
+        groups = {}
+        for i, (_, settings) in enumerate(items):
+            groups.setdefault(settings, []).append(i)
+        for settings, idx in groups.items():
+            out = model.generate(np.stack([items[i][0] for i in idx]), *settings)
+            for i, caption in zip(idx, model.decode_outputs(out)):
+                results[i] = caption
+        return results
+    return run
+
+
+def translate_batch(model):
+    def run(items):
+        results = [None] * len(items)
+        groups = {}
+        for i, (_, settings) in enumerate(items):
+            groups.setdefault(settings, []).append(i)
+        for settings, idx in groups.items():
+            beam_size, alpha, max_length = settings
+            for i, t in zip(idx, model.translate([items[i][0] for i in idx], beam_size=beam_size, alpha=alpha,
+                                                 max_length=max_length)):
+                results[i] = t
+        return results
+    return run
+
+
+def entail_batch(model):
+    def run(items):
+        return model.entail([p for p, _ in items], [h for _, h in items])
+    return run
+
+
+def ask_batch(model):
+    """items [(pixels, question, encoded question)] -> [VQAAnswer]."""
+    from captioner.text.vocabulary import PAD_ID
+
+    def run(items):
+        width = max(len(enc[0]) for _, _, enc in items)
+        ids = np.full((len(items), width), PAD_ID, np.int32)  # (B, T)
+        for j, (_, _, enc) in enumerate(items):
+            ids[j, : len(enc[0])] = enc[0]
+        out = model.predict_ids(np.stack([px for px, _, _ in items]), ids, np.arange(len(items)))
+        return [model.make_answer(q, enc, out["probabilities"][j], out["attention"][j])
+                for j, (_, q, enc) in enumerate(items)]
+    return run
+
+
+BATCH_FUNCTIONS = {"caption": caption_batch, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch}
+
+
+# ----------------------------------------------------------------------------- body size
+
+
+class BodyLimit:
+    """ASGI middleware: 413 JSON for a body over `limit` bytes, declared (Content-Length) or
+    streamed (the body is read here, at most `limit` bytes, then handed on)."""
+
+    def __init__(self, app, limit):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            return await _send_json(send, 413, {"error": f"request body of {int(declared)} bytes is over the limit "
+                                                         f"of {self.limit}"})
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.limit:
+                return await _send_json(send, 413, {"error": f"request body is over the limit of {self.limit} bytes"})
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for a disconnect
+
+        await self.app(scope, replay, send)
+
+
+async def _send_json(send, status, payload):
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+# ----------------------------------------------------------------------------- the app
+
+
+def create_app(models, limits=None, batchers=None):
+    """The FastAPI app over `models` = {task: (model, path)} (from `load_models`; tests may pass
+    any object with the task's methods). `batchers` overrides the Batcher of a task (tests)."""
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from pydantic import BaseModel, Field
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    limits = limits or Limits()
+    batchers = dict(batchers or {})
+    for task, (model, _) in models.items():
+        if task not in batchers:
+            batchers[task] = Batcher(BATCH_FUNCTIONS[task](model), max_batch=limits.max_batch,
+                                     max_wait_ms=limits.max_wait_ms, max_queue=limits.max_queue, name=task)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        for b in batchers.values():
+            b.close()
+
+    app = FastAPI(title="captioner", version="1", lifespan=lifespan,
+                  description="Image captioning, translation, entailment and visual question answering with "
+                              "attention models. Requests that arrive together are batched into one model call.")
+    app.state.batchers = batchers
+    app.state.limits = limits
+
+    @app.exception_handler(HTTPError)
+    async def _http_error(request, exc):
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(QueueFull)
+    async def _queue_full(request, exc):
+        return JSONResponse({"error": f"{exc}; try again shortly"}, status_code=503, headers={"Retry-After": "1"})
+
+    @app.exception_handler(CaptionerError)
+    async def _input_error(request, exc):
+        return JSONResponse({"error": str(exc)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request, exc):
+        problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()]
+        return JSONResponse({"error": "invalid request: " + "; ".join(problems)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _starlette(request, exc):
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request, exc):
+        log.error("unexpected error on %s: %s: %s", request.url.path, type(exc).__name__, exc)
+        return JSONResponse({"error": "internal error"}, status_code=500)
+
+    def model_of(task):
+        if task not in models:
+            raise HTTPError(404, f"this server has no {task} model (started with --models {', '.join(models)})")
+        return models[task][0]
+
+    def settings(model, beam_size, alpha, max_length):
+        beam_size = model.beam_size if beam_size is None else beam_size
+        alpha = model.alpha if alpha is None else alpha
+        max_length = model.max_length if max_length is None else max_length
+        if not 1 <= beam_size <= limits.max_beam_size:
+            raise HTTPError(422, f"beam_size must be 1..{limits.max_beam_size}, got {beam_size}")
+        if not 1 <= max_length <= limits.max_length:
+            raise HTTPError(422, f"max_length must be 1..{limits.max_length}, got {max_length}")
+        if not 0.0 <= alpha <= 5.0:
+            raise HTTPError(422, f"alpha must be 0..5, got {alpha}")
+        return int(beam_size), float(alpha), int(max_length)
+
+    def text_field(name, value):
+        if not isinstance(value, str) or not value.strip():
+            raise HTTPError(400, f"{name}: empty text")
+        if len(value) > limits.max_text_chars:
+            raise HTTPError(413, f"{name}: {len(value)} characters, more than the limit of {limits.max_text_chars}")
+        return value
+
+    async def read_image_request(request):
+        """(image bytes, other fields) of a multipart upload (field `image`) or a JSON body
+        {"image_base64": ...}."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "multipart/form-data":
+            try:
+                form = await request.form(max_files=1, max_fields=10)
+            except Exception as exc:
+                raise HTTPError(400, f"malformed multipart body ({type(exc).__name__})") from None
+            upload = form.get("image")
+            if upload is None or isinstance(upload, str):
+                raise HTTPError(422, "multipart field 'image' (a file) is missing")
+            data = await upload.read()
+            fields = {k: v for k, v in form.items() if k != "image" and isinstance(v, str)}
+        elif kind == "application/json":
+            fields = await read_json(request)
+            encoded = fields.pop("image_base64", None)
+            if not isinstance(encoded, str):
+                raise HTTPError(422, "JSON field 'image_base64' (a base64 string) is missing")
+            try:
+                data = base64.b64decode(encoded.split(",", 1)[1] if encoded.startswith("data:") else encoded,
+                                        validate=True)
+            except (binascii.Error, ValueError):
+                raise HTTPError(400, "image_base64: not valid base64") from None
+        else:
+            raise HTTPError(415, "send multipart/form-data with an 'image' file, or JSON {\"image_base64\": ...}")
+        return data, fields
+
+    async def read_json(request):
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise HTTPError(400, "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise HTTPError(422, "the JSON body must be an object")
+        return body
+
+    def number(fields, name, kind):
+        value = fields.get(name)
+        if value is None or value == "":
+            return None
+        try:
+            if kind is int and isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return kind(value)
+        except (TypeError, ValueError):
+            raise HTTPError(422, f"{name} must be a {kind.__name__}, got {value!r}") from None
+
+    async def pixels_of(request, model):
+        from starlette.concurrency import run_in_threadpool
+
+        data, fields = await read_image_request(request)
+        h, w = model.input_size
+
+        def load():
+            image = decode_image(data, limits)
+            return model.load_pixels(np.asarray(image.resize((w, h), _bilinear()) if image.size != (w, h) else image))
+        return await run_in_threadpool(load), fields
+
+    class CaptionHypothesis(BaseModel):
+        caption: str
+        score: float
+
+    class CaptionAttention(BaseModel):
+        words: list[str] = Field(description="the caption's words, then <end>: one map each")
+        grid: list[int] = Field(description="(h, w) of each map")
+        maps: list[list[list[float]]] = Field(description="(steps, h, w) attention weights")
+
+    class CaptionResponse(BaseModel):
+        caption: str
+        score: float = Field(description="log-probability / length**alpha")
+        hypotheses: list[CaptionHypothesis]
+        attention: CaptionAttention
+
+    caption_body = {"content": {
+        "multipart/form-data": {"schema": {"type": "object", "required": ["image"], "properties": {
+            "image": {"type": "string", "format": "binary"}, "beam_size": {"type": "integer"},
+            "alpha": {"type": "number"}, "max_length": {"type": "integer"}}}},
+        "application/json": {"schema": {"type": "object", "required": ["image_base64"], "properties": {
+            "image_base64": {"type": "string"}, "beam_size": {"type": "integer"}, "alpha": {"type": "number"},
+            "max_length": {"type": "integer"}}}}}, "required": True}
+
+    @app.post("/v1/caption", response_model=CaptionResponse, openapi_extra={"requestBody": caption_body},
+              summary="Caption an image (multipart field 'image', or JSON {'image_base64': ...})")
+    async def caption(request: Request):
+        model = model_of("caption")
+        pixels, fields = await pixels_of(request, model)
+        key = settings(model, number(fields, "beam_size", int), number(fields, "alpha", float),
+                       number(fields, "max_length", int))
+        result = await batchers["caption"].submit((pixels, key))
+        grid = list(model.grid_shape) if model.feature == "grid" else [1, 1]
+        return {"caption": result.text, "score": result.score,
+                "hypotheses": [{"caption": t, "score": s} for t, s in result.hypotheses],
+                "attention": {"words": list(result.tokens) + ["<end>"] * (len(result.attention) - len(result.tokens)),
+                              "grid": grid, "maps": _round(result.attention)}}
+
+    class TranslateRequest(BaseModel):
+        text: str
+        beam_size: int | None = None
+        alpha: float | None = None
+        max_length: int | None = None
+
+    class TranslateResponse(BaseModel):
+        translation: str
+        score: float
+        hypotheses: list[dict]
+        source_tokens: list[str]
+        attention: list[list[float]] | None = Field(description="(target steps, source tokens)")
+
+    @app.post("/v1/translate", response_model=TranslateResponse, summary="Translate one sentence")
+    async def translate(body: TranslateRequest):
+        model = model_of("translate")
+        text = text_field("text", body.text)
+        if not model.source_tokens(text):
+            raise HTTPError(400, "text: no words")
+        result = await batchers["translate"].submit((text, settings(model, body.beam_size, body.alpha, body.max_length)))
+        return {"translation": result.text, "score": result.score,
+                "hypotheses": [{"translation": t, "score": s} for t, s in result.hypotheses],
+                "source_tokens": result.source_tokens,
+                "attention": None if result.attention is None else _round(result.attention)}
+
+    class EntailRequest(BaseModel):
+        premise: str
+        hypothesis: str
+
+    class EntailResponse(BaseModel):
+        label: str
+        probabilities: dict[str, float]
+        premise_tokens: list[str]
+        hypothesis_tokens: list[str]
+
+    @app.post("/v1/entail", response_model=EntailResponse,
+              summary="Classify a premise/hypothesis pair: ENTAILMENT, NEUTRAL or CONTRADICTION")
+    async def entail(body: EntailRequest):
+        from captioner.models.entailment import entail_tokens
+
+        model_of("entail")
+        premise, hypothesis = text_field("premise", body.premise), text_field("hypothesis", body.hypothesis)
+        for name, text in (("premise", premise), ("hypothesis", hypothesis)):
+            if not entail_tokens(text):
+                raise HTTPError(400, f"{name}: no words")
+        result = await batchers["entail"].submit((premise, hypothesis))
+        return {"label": result.label, "probabilities": result.probabilities,
+                "premise_tokens": result.premise_tokens, "hypothesis_tokens": result.hypothesis_tokens}
+
+    ask_body = {"content": {
+        "multipart/form-data": {"schema": {"type": "object", "required": ["image", "question"], "properties": {
+            "image": {"type": "string", "format": "binary"}, "question": {"type": "string"}}}},
+        "application/json": {"schema": {"type": "object", "required": ["image_base64", "question"], "properties": {
+            "image_base64": {"type": "string"}, "question": {"type": "string"}}}}}, "required": True}
+
+    @app.post("/v1/ask", openapi_extra={"requestBody": ask_body},
+              summary="Answer a question about an image (field 'question' with 'image' or 'image_base64')")
+    async def ask(request: Request):
+        model = model_of("ask")
+        pixels, fields = await pixels_of(request, model)
+        question = text_field("question", fields.get("question"))
+        try:
+            encoded = model.encode_question(question)
+        except InputError as exc:
+            raise HTTPError(400, f"question: {exc}") from None
+        result = await batchers["ask"].submit((pixels, question, encoded))
+        return result.to_json()
+
+    @app.get("/healthz", summary="Liveness, the models loaded and the batches run so far")
+    async def healthz():
+        return {"status": "ok", "models": {task: Path(path).name for task, (_, path) in models.items()},
+                "batches": {task: {"calls": b.calls, "requests": sum(b.batch_sizes), "waiting": b.waiting}
+                            for task, b in batchers.items()}}
+
+    if limits.max_body_bytes:
+        app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+    return app
+
+
+def _bilinear():
+    from PIL import Image
+
+    return Image.BILINEAR
+
+
+def warm_up(models):
+    """One tiny call per model so that the first request does not pay for tracing."""
+    for task, (model, _) in models.items():
+        if task == "caption":
+            h, w = model.input_size
+            caption_batch(model)([(np.zeros((h, w, 3), np.uint8), (model.beam_size, model.alpha, model.max_length))])
+        elif task == "translate":
+            translate_batch(model)([("a", (model.beam_size, model.alpha, model.max_length))])
+        elif task == "entail":
+            entail_batch(model)([("a man", "a man")])
+        elif task == "ask":
+            h, w = model.input_size
+            ask_batch(model)([(np.zeros((h, w, 3), np.uint8), "what", model.encode_question("what"))])

@@ -1,0 +1,103 @@
+"""Micro-batching: requests that arrive together go to the model in one call.
+
+    batcher = Batcher(run_batch, max_batch=32, max_wait_ms=5, max_queue=256)
+    result = await batcher.submit(item)     # QueueFull when max_queue items already wait
+
+One worker task per batcher takes the first waiting item, then whatever else arrives within
+`max_wait_ms` (up to `max_batch` items), and runs `run_batch(items) -> results` (one result, or
+an exception instance, per item) in a single thread, so the model is never called twice at once
+and the event loop keeps accepting requests meanwhile: what arrives during a model call is the
+next batch. `calls` and `batch_sizes` count what happened (tests, /healthz).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+
+log = logging.getLogger(__name__)
+
+
+class QueueFull(Exception):
+    """The batcher's queue holds `max_queue` waiting requests: answer 503."""
+
+
+class Batcher:
+    def __init__(self, run_batch, *, max_batch=32, max_wait_ms=5.0, max_queue=256, name="model"):
+        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
+            raise ValueError("max_batch and max_queue must be >= 1 and max_wait_ms >= 0")
+        self.run_batch = run_batch
+        self.max_batch = int(max_batch)
+        self.max_wait = float(max_wait_ms) / 1000.0
+        self.max_queue = int(max_queue)
+        self.name = name
+        self.calls = 0
+        self.batch_sizes = []
+        self._queue = None
+        self._worker = None
+        self._loop = None
+        # one thread: model calls are serialized, and TensorFlow uses the cores inside each call
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"batch-{name}")
+
+    def _start(self):
+        loop = asyncio.get_running_loop()
+        if self._worker is None or self._loop is not loop or self._worker.done():
+            self._loop = loop
+            self._queue = asyncio.Queue(maxsize=self.max_queue)
+            self._worker = loop.create_task(self._work(), name=f"batcher-{self.name}")
+
+    async def submit(self, item):
+        """The result of `item` once its batch has run; raises QueueFull at once when full, or
+        the exception `run_batch` gave for this item."""
+        self._start()
+        future = self._loop.create_future()
+        try:
+            self._queue.put_nowait((item, future))
+        except asyncio.QueueFull:
+            raise QueueFull(f"the {self.name} queue is full ({self.max_queue} requests waiting)") from None
+        return await future
+
+    @property
+    def waiting(self):
+        return 0 if self._queue is None else self._queue.qsize()
+
+    async def _work(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await self._queue.get()]
+            deadline = loop.time() + self.max_wait
+            while len(batch) < self.max_batch:
+                remaining = deadline - loop.time()
+                try:
+                    batch.append(self._queue.get_nowait() if remaining <= 0 else
+                                 await asyncio.wait_for(self._queue.get(), remaining))
+                except (asyncio.QueueEmpty, asyncio.TimeoutError):
+                    break
+            batch = [(item, fut) for item, fut in batch if not fut.cancelled()]  # clients gone
+            if not batch:
+                continue
+            self.calls += 1
+            self.batch_sizes.append(len(batch))
+            started = time.perf_counter()
+            try:
+                results = await loop.run_in_executor(self._executor, self.run_batch, [item for item, _ in batch])
+                if len(results) != len(batch):
+                    raise RuntimeError(f"run_batch returned {len(results)} results for {len(batch)} items")
+            except Exception as exc:  # the whole call failed: every request of it gets the error
+                log.exception("%s batch of %d failed", self.name, len(batch))
+                results = [exc] * len(batch)
+            log.debug("%s batch of %d in %.3f s", self.name, len(batch), time.perf_counter() - started)
+            for (_, fut), result in zip(batch, results):
+                if fut.cancelled():
+                    continue
+                if isinstance(result, BaseException):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+    def close(self):
+        if self._worker is not None:
+            self._worker.cancel()
+        self._executor.shutdown(wait=False, cancel_futures=True)

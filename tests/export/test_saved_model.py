@@ -1,0 +1,193 @@
+"""SavedModel export: the exported graph gives the captions and translations of the Keras
+model, and runs in a fresh process that never imports captioner.
+
+Fast tests on tiny random models (tests/inference/tiny_captioner.py, a tiny Seq2Seq); slow
+ones on the bundled Flickr8k captioner (sample photos and Flickr8k dev images) and the
+bundled Multi30k translator.
+"""
+
+import gzip
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner.export.saved_model import export_saved_model
+from captioner.models.seq2seq import Seq2Seq
+from captioner.text import Vocabulary
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "datasets"
+
+
+def _helpers():
+    spec = importlib.util.spec_from_file_location("tiny_captioner_export", REPO / "tests" / "inference" / "tiny_captioner.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """(model, its SavedModel dir, good image paths)."""
+    helpers = _helpers()
+    root = tmp_path_factory.mktemp("export")
+    model = helpers.build_tiny_captioner(max_length=6)
+    good, _ = helpers.make_images(root / "images")
+    export_saved_model(model, root / "saved")
+    return model, str(root / "saved"), good
+
+
+# Prepended to the scripts: captioner is not in sys.modules, and importing it fails
+GUARD = """
+import importlib.abc, sys
+assert 'captioner' not in sys.modules
+class _NoCaptioner(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == 'captioner' or name.startswith('captioner.'):
+            raise ImportError('captioner is blocked in this process')
+sys.meta_path.insert(0, _NoCaptioner())
+"""
+
+
+def _fresh_process(script, *args):
+    """Run `script` with `python -c` in a process where captioner cannot be imported; its JSON stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    done = "\nassert 'captioner' not in sys.modules, 'the SavedModel imported captioner'\n"
+    result = subprocess.run([sys.executable, "-c", GUARD + script + done, *args], capture_output=True,
+                            text=True, env=env, cwd="/", timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+CAPTION_SCRIPT = """
+import json, sys
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+images = tf.constant([open(p, "rb").read() for p in sys.argv[3:]])
+settings = json.loads(sys.argv[2])
+out = loaded.caption(images, **{k: tf.constant(v) for k, v in settings.items()}) if settings else loaded.caption(images)
+sig = loaded.signatures["serving_default"]
+print(json.dumps({"captions": [c.decode() for c in out["caption"].numpy()],
+                  "scores": out["score"].numpy().tolist(), "attention": list(out["attention"].shape),
+                  "signature_outputs": sorted(sig.structured_outputs)}))
+"""
+
+
+def test_tiny_captioner_same_captions_in_process(tiny):
+    model, saved, paths = tiny
+    loaded = tf.saved_model.load(saved)
+    images = tf.constant([open(p, "rb").read() for p in paths])
+    for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 4}, {"beam_size": 3, "alpha": 1.0, "max_length": 6}]:
+        want = model.caption(paths, **settings)
+        out = loaded.caption(images, **{k: tf.constant(v) for k, v in settings.items()})
+        assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in want]
+        np.testing.assert_allclose(out["score"].numpy(), [c.score for c in want], rtol=1e-4, atol=1e-5)
+        for b, c in enumerate(want):
+            steps = len(c.attention)
+            np.testing.assert_allclose(out["attention"].numpy()[b, :steps], c.attention, atol=1e-5)
+            assert [w.decode() for w in out["words"].numpy()[b] if w] == c.tokens
+            assert [h.decode() for h in out["hypotheses"].numpy()[b]] == [t for t, _ in c.hypotheses]
+    pixels = np.stack([model.load_pixels(p) for p in paths])
+    out = loaded.signatures["caption_pixels"](pixels=tf.constant(pixels), beam_size=tf.constant(2),
+                                              alpha=tf.constant(0.0), max_length=tf.constant(6))
+    assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in model.caption(paths)]
+
+
+def test_a_broken_image_fails_the_call_with_an_error(tiny):
+    _, saved, paths = tiny
+    loaded = tf.saved_model.load(saved)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        loaded.caption(tf.constant([b"not an image"]))
+
+
+@pytest.mark.slow  # ~50 s here: two fresh processes import TensorFlow
+def test_tiny_captioner_runs_without_captioner_and_cli_describes_it(tiny):
+    model, saved, paths = tiny
+    got = _fresh_process(CAPTION_SCRIPT, saved, "{}", *paths)
+    assert got["captions"] == [c.text for c in model.caption(paths)]
+    assert {"caption", "score", "attention", "hypotheses", "words"} <= set(got["signature_outputs"])
+    cli = Path(sys.executable).with_name("saved_model_cli")
+    shown = subprocess.run([str(cli), "show", "--dir", saved, "--all"], capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for text in ("signature_def['serving_default']", "inputs['images']", "inputs['beam_size']", "outputs['caption']",
+                 "DT_STRING"):
+        assert text in shown.stdout
+
+
+def _tiny_translator():
+    keras.utils.set_random_seed(0)
+    words = ("ein", "hund", "läuft", ".", "zwei", "männer", ",", "a", "dog", "runs", "two", "men")
+    vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + words)
+    return Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, alpha=1.0,
+                   max_length=7, max_source_length=5)
+
+
+def test_tiny_translator_same_translations(tmp_path):
+    model = _tiny_translator()
+    export_saved_model(model, tmp_path / "tr")
+    loaded = tf.saved_model.load(str(tmp_path / "tr"))
+    sentences = ["A dog runs.", "Two men, a dog!", "", "unknown words here", "a dog runs . a dog runs . a dog",
+                 "Ein Hund läuft."]
+    for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 5}]:
+        want = model.translate(sentences, **settings)
+        out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
+        assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+        for b, t in enumerate(want):
+            if t.text:
+                assert out["score"].numpy()[b] == pytest.approx(t.score, rel=1e-4, abs=1e-5)
+    assert out["score"].numpy()[2] == -np.inf  # the empty sentence
+
+
+@pytest.mark.slow
+def test_bundled_captioner_round_trip_in_a_fresh_process(tmp_path):
+    """The bundled captioner, exported, gives the captions of keras.models.load_model + the
+    project's captioning on the sample photos and Flickr8k dev images, at the model's settings
+    and at others."""
+    from captioner.inference.batch import load_captioner
+
+    model = load_captioner(REPO / "assets" / "models" / "flickr8k_attention.keras")
+    paths = sorted(str(p) for p in (REPO / "assets" / "samples").glob("*.jpg"))
+    dev = DATA / "flickr8k" / "Flickr_8k.devImages.txt"
+    if dev.is_file():
+        names = dev.read_text().split()[:4]
+        paths += [str(DATA / "flickr8k" / "Images" / n) for n in names if (DATA / "flickr8k" / "Images" / n).is_file()]
+    assert len(paths) >= 4
+    export_saved_model(model, tmp_path / "saved")
+    for settings in [{}, {"beam_size": 2, "alpha": 0.0, "max_length": 12}]:
+        got = _fresh_process(CAPTION_SCRIPT, str(tmp_path / "saved"), json.dumps(settings), *paths)
+        want = model.caption(paths, **settings)
+        assert got["captions"] == [c.text for c in want]
+        np.testing.assert_allclose(got["scores"], [c.score for c in want], rtol=1e-4, atol=1e-4)
+        assert got["attention"][2:] == list(model.grid_shape)
+
+
+TRANSLATE_SCRIPT = """
+import json, sys
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+sentences = json.loads(sys.argv[2])
+out = loaded.translate(tf.constant(sentences))
+print(json.dumps([t.decode() for t in out["translation"].numpy()]))
+"""
+
+
+@pytest.mark.slow
+def test_bundled_translator_round_trip_in_a_fresh_process(tmp_path):
+    from captioner.models.seq2seq import load_translator
+
+    model = load_translator(REPO / "assets" / "models" / "multi30k_en_de.keras")
+    with gzip.open(DATA / "multi30k" / "val.en.gz", "rt", encoding="utf-8") as f:
+        sentences = [next(f).strip() for _ in range(30)]
+    sentences += ["", "A man says \"hello\" (loudly)."]
+    export_saved_model(model, tmp_path / "tr")
+    got = _fresh_process(TRANSLATE_SCRIPT, str(tmp_path / "tr"), json.dumps(sentences))
+    assert got == [t.text for t in model.translate(sentences)]

@@ -1,0 +1,49 @@
+"""TFLite conversion of a tiny captioner: the backbone alone (builtin ops) and the whole
+captioner (the one beam search, Flex ops) give the Keras model's features and tokens."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from captioner.export import tflite
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    spec = importlib.util.spec_from_file_location("tiny_captioner_tflite", REPO / "tests" / "inference" / "tiny_captioner.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.build_tiny_captioner(max_length=6)
+    rng = np.random.default_rng(0)
+    pixels = [rng.integers(0, 256, (1, *model.input_size, 3), dtype=np.uint8) for _ in range(3)]
+    return model, pixels
+
+
+def test_backbone_converts_and_gives_the_keras_features(tiny, tmp_path):
+    model, pixels = tiny
+    size = tflite.write_tflite(model, tmp_path / "backbone.tflite", "backbone")
+    assert size == (tmp_path / "backbone.tflite").stat().st_size > 0
+    runner = tflite.Runner(tmp_path / "backbone.tflite", "backbone")
+    for x in pixels:
+        want = model.backbone(x.astype("float32"))["grid"].numpy()
+        np.testing.assert_allclose(runner(x)["grid"], want, atol=1e-4)
+
+
+def test_whole_captioner_converts_and_gives_the_keras_tokens(tiny):
+    model, pixels = tiny
+    runner = tflite.Runner(tflite.convert(model, "captioner"), "captioner")
+    for x in pixels:
+        got, want = runner(x), model.generate(x)
+        np.testing.assert_array_equal(got["tokens"], want["tokens"])
+        np.testing.assert_array_equal(got["lengths"], want["lengths"])
+        np.testing.assert_allclose(got["scores"], want["scores"], atol=1e-4)
+        np.testing.assert_allclose(got["attention"], want["attention"], atol=1e-4)
+
+
+def test_unknown_part():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        tflite.convert(None, "decoder")

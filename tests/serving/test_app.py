@@ -1,0 +1,185 @@
+"""The HTTP API: answers equal the model's own, bad input is a JSON 4xx, a full queue a 503,
+an unexpected failure a JSON 500 without a traceback, and concurrent requests share model
+calls. Tiny random captioner for the fast tests; the four bundled models in one slow test."""
+
+import asyncio
+import base64
+import importlib.util
+import io
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from PIL import Image
+
+from captioner.serving.app import Limits, caption_batch, create_app, load_models, warm_up
+from captioner.serving.batcher import Batcher
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "assets" / "samples"
+
+
+def _helpers():
+    spec = importlib.util.spec_from_file_location("tiny_captioner_serve", REPO / "tests" / "inference" / "tiny_captioner.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    helpers = _helpers()
+    model = helpers.build_tiny_captioner(max_length=6)
+    good, broken = helpers.make_images(tmp_path_factory.mktemp("serve_images"))
+    return model, good, broken
+
+
+def _client(model, limits=None, batchers=None):
+    # raise_server_exceptions=False: see what a real client sees (Starlette's 500 page path included)
+    return TestClient(create_app({"caption": (model, "tiny.keras")}, limits or Limits(), batchers=batchers),
+                      raise_server_exceptions=False)
+
+
+def test_caption_multipart_and_base64_equal_the_model(tiny):
+    model, good, _ = tiny
+    want = model.caption(good[:2])
+    with _client(model) as client:
+        r = client.post("/v1/caption", files={"image": open(good[0], "rb")})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["caption"] == want[0].text
+        assert body["score"] == pytest.approx(want[0].score, abs=1e-5)
+        assert [h["caption"] for h in body["hypotheses"]] == [t for t, _ in want[0].hypotheses]
+        assert body["attention"]["grid"] == list(model.grid_shape)
+        np.testing.assert_allclose(body["attention"]["maps"], want[0].attention, atol=1e-4)
+        assert len(body["attention"]["words"]) == len(want[0].attention)
+        data = base64.b64encode(open(good[1], "rb").read()).decode()
+        # a "model" field is not an option: the server only ever uses the model it loaded
+        r = client.post("/v1/caption", json={"image_base64": data, "model": "/etc/passwd"})
+        assert r.status_code == 200 and r.json()["caption"] == want[1].text
+        r = client.post("/v1/caption", json={"image_base64": data, "beam_size": 1, "max_length": 3})
+        assert r.json()["caption"] == model.caption(good[1:2], beam_size=1, max_length=3)[0].text
+        health = client.get("/healthz").json()
+        assert health["status"] == "ok" and health["batches"]["caption"]["requests"] == 3
+        assert "/v1/caption" in client.get("/openapi.json").json()["paths"]
+
+
+def test_bad_input_is_a_json_4xx(tiny):
+    model, good, broken = tiny
+    with _client(model, Limits(max_body_bytes=200_000, max_pixels=80 * 80)) as client:
+        cases = [
+            (client.post("/v1/caption", files={"image": open(broken[0], "rb")}), 400),  # truncated JPEG
+            (client.post("/v1/caption", files={"image": ("notes.jpg", b"not an image")}), 400),
+            (client.post("/v1/caption", files={"image": ("empty.jpg", b"")}), 400),
+            (client.post("/v1/caption", data={"beam_size": "2"}, files={"other": ("a.jpg", b"x")}), 422),
+            (client.post("/v1/caption", json={"image_base64": "%%%"}), 400),
+            (client.post("/v1/caption", json={"image": "x"}), 422),
+            (client.post("/v1/caption", json=[1, 2]), 422),
+            (client.post("/v1/caption", content=b"{not json", headers={"content-type": "application/json"}), 400),
+            (client.post("/v1/caption", content=b"x", headers={"content-type": "text/plain"}), 415),
+            (client.post("/v1/caption", files={"image": open(good[0], "rb")}, data={"beam_size": "99"}), 422),
+            (client.post("/v1/caption", files={"image": open(good[0], "rb")}, data={"beam_size": "two"}), 422),
+            (client.post("/v1/translate", json={"text": "a dog"}), 404),  # no translator loaded
+            (client.get("/v1/nothing"), 404),
+        ]
+        big = io.BytesIO()
+        Image.fromarray(np.zeros((100, 100, 3), np.uint8)).save(big, format="PNG")
+        cases.append((client.post("/v1/caption", files={"image": ("big.png", big.getvalue())}), 413))  # pixels
+        cases.append((client.post("/v1/caption", files={"image": ("x.jpg", b"\xff" * 300_000)}), 413))  # body
+        for response, status in cases:
+            assert response.status_code == status, (status, response.text)
+            assert response.headers["content-type"] == "application/json"
+            assert isinstance(response.json()["error"], str) and "Traceback" not in response.text
+
+
+def test_oversize_streamed_body_without_content_length_is_413(tiny):
+    model, _, _ = tiny
+    with _client(model, Limits(max_body_bytes=1000)) as client:
+        r = client.post("/v1/caption", content=iter([b"a" * 600, b"b" * 600]),
+                        headers={"content-type": "application/json"})
+        assert r.status_code == 413 and "limit" in r.json()["error"]
+
+
+def test_an_unexpected_failure_is_a_json_500_without_traceback(tiny):
+    model, good, _ = tiny
+
+    def broken(items):
+        raise RuntimeError("secret internals")
+
+    with _client(model, batchers={"caption": Batcher(broken, name="caption")}) as client:
+        r = client.post("/v1/caption", files={"image": open(good[0], "rb")})
+        assert r.status_code == 500 and r.json() == {"error": "internal error"}
+        assert "secret" not in r.text and "Traceback" not in r.text
+
+
+async def _concurrent(app, files, count):
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        return await asyncio.gather(*[client.post("/v1/caption", files={"image": files[i % len(files)]})
+                                      for i in range(count)])
+
+
+def test_concurrent_requests_share_model_calls(tiny):
+    model, good, _ = tiny
+    files = [open(p, "rb").read() for p in good]
+    batcher = Batcher(caption_batch(model), max_batch=16, max_wait_ms=300, name="caption")
+    app = create_app({"caption": (model, "tiny.keras")}, Limits(), batchers={"caption": batcher})
+    responses = asyncio.run(_concurrent(app, files, 8))
+    assert [r.status_code for r in responses] == [200] * 8
+    want = [c.text for c in model.caption(good)]
+    assert [r.json()["caption"] for r in responses] == [want[i % len(good)] for i in range(8)]
+    assert sum(batcher.batch_sizes) == 8
+    assert batcher.calls <= 2, batcher.batch_sizes  # one model call for most, not eight
+
+
+def test_a_full_queue_is_503(tiny):
+    model, good, _ = tiny
+    run = caption_batch(model)
+
+    def slow(items):
+        time.sleep(0.5)
+        return run(items)
+
+    batcher = Batcher(slow, max_batch=1, max_wait_ms=0, max_queue=1, name="caption")
+    app = create_app({"caption": (model, "tiny.keras")}, Limits(), batchers={"caption": batcher})
+    responses = asyncio.run(_concurrent(app, [open(good[0], "rb").read()], 6))
+    codes = sorted(r.status_code for r in responses)
+    assert set(codes) <= {200, 503} and 503 in codes and 200 in codes, codes
+    busy = [r for r in responses if r.status_code == 503][0]
+    assert "queue is full" in busy.json()["error"] and busy.headers.get("retry-after") == "1"
+
+
+def test_serve_command_defaults_and_models_option():
+    from captioner.cli import build_parser
+    from captioner.commands.serve import parse_models
+    from captioner.errors import InputError
+
+    args = build_parser().parse_args(["serve"])
+    assert args.host == "127.0.0.1" and args.port == 8000
+    assert parse_models(None) == {"caption": None, "translate": None, "entail": None, "ask": None}
+    assert parse_models(["caption=m.keras", "entail"]) == {"caption": "m.keras", "entail": None}
+    for bad in (["summarize"], ["caption", "caption=x.keras"]):
+        with pytest.raises(InputError):
+            parse_models(bad)
+
+
+@pytest.mark.slow
+def test_the_bundled_models_answer():
+    models = load_models({"caption": None, "translate": None, "entail": None, "ask": None})
+    warm_up(models)
+    with TestClient(create_app(models)) as client:
+        r = client.post("/v1/caption", files={"image": open(SAMPLES / "cat.jpg", "rb")})
+        assert r.status_code == 200
+        assert r.json()["caption"] == models["caption"][0].caption([str(SAMPLES / "cat.jpg")])[0].text
+        r = client.post("/v1/translate", json={"text": "A dog runs on the beach."})
+        assert r.json()["translation"] == models["translate"][0].translate(["A dog runs on the beach."])[0].text
+        r = client.post("/v1/entail", json={"premise": "A man is playing a guitar.",
+                                            "hypothesis": "A man is playing an instrument."})
+        assert r.json()["label"] in ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
+        image = sorted((SAMPLES / "easy_vqa").glob("*.png"))[0]
+        r = client.post("/v1/ask", files={"image": open(image, "rb")}, data={"question": "What color is the shape?"})
+        assert r.status_code == 200 and r.json()["answer"]
+        assert client.post("/v1/ask", files={"image": open(image, "rb")}).status_code == 400  # no question
