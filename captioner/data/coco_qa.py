@@ -716,7 +716,7 @@ _IRREGULAR_PLURALS = {
     "ladies": "lady",
     "puppies": "puppy",
 }
-_PLURALIA_TANTUM = frozenset(
+_PLURALIA_TANTUM_ONLY = frozenset(
     [
         "glasses",
         "sunglasses",
@@ -737,6 +737,12 @@ _PLURALIA_TANTUM = frozenset(
         "tongs",
         "leggings",
         "sweatpants",
+        "yes",
+    ]
+)
+# singular nouns ending in s: singularize keeps them, and they are not plurals
+_SINGULAR_IN_S = frozenset(
+    [
         "grass",
         "bus",
         "gas",
@@ -754,12 +760,12 @@ _PLURALIA_TANTUM = frozenset(
         "octopus",
         "walrus",
         "canvas",
-        "yes",
         "news",
         "series",
         "species",
     ]
 )
+_PLURALIA_TANTUM = _PLURALIA_TANTUM_ONLY | _SINGULAR_IN_S  # what singularize leaves alone
 
 
 def singularize(word: str) -> str:
@@ -786,30 +792,7 @@ def is_plural(word: str) -> bool:
     return (
         singularize(word) != word
         or word in ("people", "sheep", "fish", "deer")
-        or word
-        in _PLURALIA_TANTUM
-        - {
-            "grass",
-            "bus",
-            "gas",
-            "lens",
-            "dress",
-            "cross",
-            "chess",
-            "glass",
-            "class",
-            "boss",
-            "moss",
-            "mattress",
-            "circus",
-            "cactus",
-            "octopus",
-            "walrus",
-            "canvas",
-            "news",
-            "series",
-            "species",
-        }
+        or word in _PLURALIA_TANTUM_ONLY
     )
 
 
