@@ -11,7 +11,9 @@ start-up; a request can never name a file to load):
   GET  /healthz       the models and the batches run;   GET /docs, /openapi.json: the API
 
 Requests that arrive together are batched into one model call (--max-batch, --max-wait-ms);
---max-queue waiting requests per task, then 503. Binds to 127.0.0.1 unless --host says otherwise.
+--max-queue waiting requests per task, then 503. Captions are pipelined: the backbone runs on
+the next batch while the beam search decodes this one (--no-pipeline: one after the other).
+Binds to 127.0.0.1 unless --host says otherwise.
 
   curl -F image=@assets/samples/cat.jpg http://127.0.0.1:8000/v1/caption
 """
@@ -34,6 +36,9 @@ def register(subparsers):
     p.add_argument("--max-queue", type=int, default=256, help="waiting requests per task before 503 (default 256)")
     p.add_argument("--max-body-mb", type=float, default=10.0, help="largest request body (default 10 MB)")
     p.add_argument("--max-pixels", type=int, default=40_000_000, help="largest image, width * height (default 40M)")
+    p.add_argument("--no-pipeline", dest="pipeline", action="store_false",
+                   help="caption batches run backbone then beam search in one call, instead of the backbone of "
+                        "the next batch overlapping the search of this one (less memory, lower throughput)")
     p.set_defaults(func=run)
 
 
@@ -71,7 +76,7 @@ def run(args):
     print(f"captioner serve: warming up {', '.join(models)}", file=sys.stderr, flush=True)
     warm_up(models)
     limits = Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024), max_pixels=args.max_pixels,
-                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue)
+                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, pipeline=args.pipeline)
     app = create_app(models, limits)
     print(f"captioner serve: http://{args.host}:{args.port} (docs at /docs)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)

@@ -51,6 +51,7 @@ class Limits:
     max_batch: int = 32                      # requests per model call
     max_wait_ms: float = 5.0                 # how long the first request of a batch waits for more
     max_queue: int = 256                     # waiting requests per task before 503
+    pipeline: bool = True                    # captioner: backbone of batch n+1 overlaps the search of batch n
 
 
 class HTTPError(Exception):
@@ -120,19 +121,36 @@ def decode_image(data, limits, name="image"):
 # ----------------------------------------------------------------------------- batch functions
 
 
-def caption_batch(model):
-    """items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [Caption]."""
-    def run(items):
-        results = [None] * len(items)
+def caption_stages(model):
+    """The captioner in two stages for a pipelined `Batcher`: the backbone, then the beam search
+    (one batch's backbone overlaps the previous batch's search).
+
+    encode: items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [(settings, indices,
+    features)], one group per setting; search: that -> [Caption] in item order."""
+    def encode(items):
         groups = {}
         for i, (_, settings) in enumerate(items):
             groups.setdefault(settings, []).append(i)
-        for settings, idx in groups.items():
-            out = model.generate(np.stack([items[i][0] for i in idx]), *settings)
+        encoded = [(settings, idx, model.encode(np.stack([items[i][0] for i in idx])))  # (b, regions, d)
+                   for settings, idx in groups.items()]
+        return len(items), encoded
+
+    def search(state):
+        count, encoded = state
+        results = [None] * count
+        for settings, idx, features in encoded:
+            out = model.generate_from_features(features, *settings)
             for i, caption in zip(idx, model.decode_outputs(out)):
                 results[i] = caption
         return results
-    return run
+
+    return [encode, search]
+
+
+def caption_batch(model):
+    """items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [Caption], in one call."""
+    encode, search = caption_stages(model)
+    return lambda items: search(encode(items))
 
 
 def translate_batch(model):
@@ -171,7 +189,7 @@ def ask_batch(model):
     return run
 
 
-BATCH_FUNCTIONS = {"caption": caption_batch, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch}
+BATCH_FUNCTIONS = {"caption": caption_stages, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch}
 
 
 # ----------------------------------------------------------------------------- body size
@@ -239,7 +257,10 @@ def create_app(models, limits=None, batchers=None):
     batchers = dict(batchers or {})
     for task, (model, _) in models.items():
         if task not in batchers:
-            batchers[task] = Batcher(BATCH_FUNCTIONS[task](model), max_batch=limits.max_batch,
+            run = BATCH_FUNCTIONS[task](model)
+            if task == "caption" and not limits.pipeline:
+                run = caption_batch(model)
+            batchers[task] = Batcher(run, max_batch=limits.max_batch,
                                      max_wait_ms=limits.max_wait_ms, max_queue=limits.max_queue, name=task)
 
     @contextlib.asynccontextmanager
@@ -489,8 +510,11 @@ def warm_up(models):
     """One tiny call per model so that the first request does not pay for tracing."""
     for task, (model, _) in models.items():
         if task == "caption":
+            # batch 1, then 2: the backbone's function is relaxed to any batch size, so no
+            # request pays for tracing later
             h, w = model.input_size
-            caption_batch(model)([(np.zeros((h, w, 3), np.uint8), (model.beam_size, model.alpha, model.max_length))])
+            for n in (1, 2):
+                caption_batch(model)([(np.zeros((h, w, 3), np.uint8), (model.beam_size, model.alpha, model.max_length))] * n)
         elif task == "translate":
             translate_batch(model)([("a", (model.beam_size, model.alpha, model.max_length))])
         elif task == "entail":

@@ -183,3 +183,23 @@ def test_the_bundled_models_answer():
         r = client.post("/v1/ask", files={"image": open(image, "rb")}, data={"question": "What color is the shape?"})
         assert r.status_code == 200 and r.json()["answer"]
         assert client.post("/v1/ask", files={"image": open(image, "rb")}).status_code == 400  # no question
+
+
+def test_pipelined_and_serial_servers_answer_alike(tiny):
+    model, good, _ = tiny
+    answers = {}
+    for pipeline in (True, False):
+        app = create_app({"caption": (model, "tiny.keras")}, Limits(pipeline=pipeline))
+        assert len(app.state.batchers["caption"].stages) == (2 if pipeline else 1)
+        responses = asyncio.run(_concurrent(app, [open(p, "rb").read() for p in good], 6))
+        assert [r.status_code for r in responses] == [200] * 6
+        answers[pipeline] = [(r.json()["caption"], round(r.json()["score"], 4)) for r in responses]
+    assert answers[True] == answers[False]
+    assert [c for c, _ in answers[True]] == [model.caption(good)[i % len(good)].text for i in range(6)]
+
+
+def test_serve_no_pipeline_option():
+    from captioner.cli import build_parser
+
+    assert build_parser().parse_args(["serve"]).pipeline is True
+    assert build_parser().parse_args(["serve", "--no-pipeline"]).pipeline is False
