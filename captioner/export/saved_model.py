@@ -39,6 +39,7 @@ import os
 import tensorflow as tf
 
 from captioner.features.images import tf_resize_like_pillow
+from captioner.features.tf_images import decode_rgb
 from captioner.text.tokenizer import tf_detokenize, tf_tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
@@ -58,18 +59,12 @@ def _texts(vocabulary, tokens):
 def decode_image(data, size):
     """Encoded image bytes (scalar string) -> uint8 (h, w, 3) at `size` = (h, w).
 
-    The graph twin of `captioner.features.images.load_image`: JPEG with libjpeg's accurate
-    integer DCT (Pillow's; TensorFlow's default is the fast one), other formats by
-    `tf.io.decode_image` (first frame, grey repeated to RGB), then Pillow's resize without crop
-    (`tf_resize_like_pillow`, bit-exact). Not done here: EXIF orientation, and compositing
-    transparent pixels on white (an alpha channel is dropped).
+    The graph twin of `captioner.features.images.load_image`: `decode_rgb` (JPEG with libjpeg's
+    accurate integer DCT and its EXIF orientation, PNG alpha composited on white), then Pillow's
+    resize without crop (`tf_resize_like_pillow`, bit-exact). What is not in the graph is listed
+    in `captioner.features.tf_images`.
     """
-    image = tf.cond(
-        tf.io.is_jpeg(data),
-        lambda: tf.io.decode_jpeg(data, channels=3, dct_method="INTEGER_ACCURATE"),
-        lambda: tf.ensure_shape(tf.io.decode_image(data, channels=3, expand_animations=False, dtype=tf.uint8),
-                                [None, None, 3]))  # (H, W, 3)
-    return tf_resize_like_pillow(image, size)  # (h, w, 3)
+    return tf_resize_like_pillow(decode_rgb(data), size)  # (h, w, 3)
 
 
 class CaptionerModule(tf.Module):

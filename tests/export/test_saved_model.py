@@ -150,8 +150,8 @@ def test_tiny_translator_same_translations(tmp_path):
 @pytest.mark.slow
 def test_bundled_captioner_round_trip_in_a_fresh_process(tmp_path):
     """The bundled captioner, exported, gives the captions of keras.models.load_model + the
-    project's captioning on the sample photos and Flickr8k dev images, at the model's settings
-    and at others."""
+    project's captioning on the sample photos, Flickr8k dev images, a photo with EXIF rotation
+    and a half-transparent PNG, at the model's settings and at others."""
     from captioner.inference.batch import load_captioner
 
     model = load_captioner(REPO / "assets" / "models" / "flickr8k_attention.keras")
@@ -161,6 +161,17 @@ def test_bundled_captioner_round_trip_in_a_fresh_process(tmp_path):
         names = dev.read_text().split()[:4]
         paths += [str(DATA / "flickr8k" / "Images" / n) for n in names if (DATA / "flickr8k" / "Images" / n).is_file()]
     assert len(paths) >= 4
+    # a phone photo (EXIF: rotated 90 degrees) and a transparent PNG, as users send them
+    from PIL import Image
+
+    cat = Image.open(REPO / "assets" / "samples" / "cat.jpg").convert("RGB")
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    cat.transpose(Image.Transpose.ROTATE_90).save(tmp_path / "cat_exif6.jpg", quality=92, exif=exif)
+    rgba = cat.convert("RGBA")
+    rgba.putalpha(Image.linear_gradient("L").resize(cat.size))
+    rgba.save(tmp_path / "cat_alpha.png")
+    paths += [str(tmp_path / "cat_exif6.jpg"), str(tmp_path / "cat_alpha.png")]
     export_saved_model(model, tmp_path / "saved")
     for settings in [{}, {"beam_size": 2, "alpha": 0.0, "max_length": 12}]:
         got = _fresh_process(CAPTION_SCRIPT, str(tmp_path / "saved"), json.dumps(settings), *paths)
