@@ -1,0 +1,85 @@
+#!/usr/bin/env python
+"""Join trained Seq2Seq models (translators, transliterators, headline models with the same
+vocabularies) into one ensemble `.keras` file that decodes them together in the one beam
+search, then optionally score it beside its members on the Dakshina dev lexicon.
+
+    python scripts/make_seq2seq_ensemble.py runs/translit_s1/model.keras runs/translit_s2/model.keras \
+        --output runs/translit_ensemble.keras [--combine product|mixture] \
+        [--dakshina-dev ../shared/datasets/dakshina-hi/hi.translit.sampled.dev.tsv --beam-size 10]
+
+Every member is loaded with `keras.models.load_model` (safe mode); the file is written
+atomically. The ensemble's decoding settings are the first member's unless given.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def build(paths, combine="product", **settings):
+    import keras
+
+    import captioner  # noqa: F401  (registers the model classes)
+    from captioner.models.seq2seq import load_translator
+    from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
+
+    members = [load_translator(p) for p in paths]
+    keras.backend.clear_session(free_memory=False)
+    return Seq2SeqEnsemble(members, combine=combine, **{k: v for k, v in settings.items() if v is not None})
+
+
+def save_atomic(model, path):
+    tmp = f"{path}.partial.keras"
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+def score_dakshina(model, dev, beam_size, alpha=None):
+    from captioner.data.dakshina import load_dakshina, romanized_lexicon
+    from captioner.inference.transliteration import evaluate_transliteration
+
+    started = time.perf_counter()
+    scores, _ = evaluate_transliteration(model, romanized_lexicon(load_dakshina(dev)), beam_size, alpha)
+    return {**scores, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("members", nargs="+", help="Seq2Seq .keras files (two or more)")
+    p.add_argument("--output", required=True)
+    p.add_argument("--combine", default="product", choices=("product", "mixture"))
+    p.add_argument("--beam-size", type=int, default=None)
+    p.add_argument("--alpha", type=float, default=None)
+    p.add_argument("--dakshina-dev", default=None, help="score members and ensemble on this dev lexicon")
+    p.add_argument("--json", default=None, help="write the scores here")
+    args = p.parse_args(argv)
+    if len(args.members) < 2:
+        p.error("give two or more members")
+
+    from captioner.models.seq2seq import load_translator
+
+    ensemble = build(args.members, args.combine, beam_size=args.beam_size, alpha=args.alpha)
+    save_atomic(ensemble, args.output)
+    print(f"wrote {args.output}: {len(args.members)} members, combine {args.combine}, beam {ensemble.beam_size}, "
+          f"alpha {ensemble.alpha}, {os.path.getsize(args.output) / 1e6:.1f} MB")
+    if args.dakshina_dev:
+        beam = ensemble.beam_size
+        rows = {}
+        for path in args.members:
+            rows[path] = score_dakshina(load_translator(path), args.dakshina_dev, beam, ensemble.alpha)
+            print(f"  member {path}: {rows[path]}", flush=True)
+        rows["ensemble"] = score_dakshina(load_translator(args.output), args.dakshina_dev, beam, ensemble.alpha)
+        print(f"  ensemble ({args.combine}): {rows['ensemble']}")
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump({"beam_size": beam, "alpha": ensemble.alpha, "combine": args.combine, "scores": rows}, f,
+                          indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
