@@ -18,7 +18,7 @@ from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import ArrayBatches, Recipe
 
 NAME = "respond"
-HELP = "train a hierarchical dialogue response model (HRED + attention over turns) on SGD dialogues"
+HELP = "train a hierarchical dialogue response model (HRED + attention over the turns or their words) on SGD dialogues"
 log = logging.getLogger(__name__)
 
 
