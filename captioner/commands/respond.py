@@ -14,6 +14,13 @@ The next SYSTEM turn of dialogues, by a hierarchical dialogue model (`captioner 
   lines (see `captioner.data.sgd.read_plain_dialogue`): one row, the SYSTEM turn that follows
   its last line (`turn` = the number of lines read).
 
+* A JSON-lines file (its first character `{`): one dialogue, one
+  `{"speaker": "USER"|"SYSTEM", "utterance": "..."}` object a line, oldest first
+  (`captioner.data.sgd.read_jsonl_dialogue`): one row, as for text.
+
+The output file is written atomically: a run that fails part-way leaves an earlier output
+whole.
+
 A malformed file is an error naming the file (and the dialogue or line).
 """
 
@@ -23,10 +30,12 @@ import sys
 
 
 def register(subparsers):
-    p = subparsers.add_parser("respond", help="write the next SYSTEM turn of dialogues (SGD JSON or plain text)",
+    p = subparsers.add_parser("respond", help="write the next SYSTEM turn of dialogues (SGD JSON, JSON lines or text)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="a .keras dialogue model (e.g. assets/models/sgd_dialogue.keras)")
-    p.add_argument("--input", "-i", required=True, help="an SGD dialogues_NNN.json, or a text file of alternating turns")
+    p.add_argument("--input", "-i", required=True,
+                   help="an SGD dialogues_NNN.json, a JSON-lines dialogue ({speaker, utterance} a line), or a "
+                        "text file of alternating turns")
     p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
     p.add_argument("--nbest", type=int, default=None, help="hypotheses kept per response (default: the beam size)")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")
@@ -35,13 +44,15 @@ def register(subparsers):
 
 
 def read_dialogues(path):
-    """(dialogues, is_sgd): an SGD JSON file's dialogues, or the one plain-text dialogue."""
-    from captioner.data.sgd import read_plain_dialogue, read_sgd_file
+    """(dialogues, is_sgd): an SGD JSON file's dialogues, or the one JSON-lines or plain-text dialogue."""
+    from captioner.data.sgd import read_jsonl_dialogue, read_plain_dialogue, read_sgd_file
 
     with open(path, "rb") as f:
         head = f.read(64).lstrip()
     if head.startswith(b"["):
         return read_sgd_file(path), True
+    if head.lstrip(b"\xef\xbb\xbf").startswith(b"{"):
+        return [read_jsonl_dialogue(path)], False
     return [read_plain_dialogue(path)], False
 
 

@@ -6,7 +6,9 @@ Each file is a JSON list of dialogues ``{"dialogue_id", "services", "turns": [{"
 "USER"|"SYSTEM", "utterance": "...", "frames": ...}, ...]}``; only the speakers and the
 utterances are read. A single dialogue can also be plain text: one turn a line, alternating
 USER and SYSTEM from a USER turn (a line may start with ``USER:`` / ``SYSTEM:``, which then
-must agree with the alternation; blank lines are skipped).
+must agree with the alternation; blank lines are skipped), or JSON lines: one
+``{"speaker": "USER"|"SYSTEM", "utterance": "..."}`` object a line, in order (blank lines
+skipped; the speakers need not alternate).
 
 :func:`response_examples` turns dialogues into what a response model learns from: for every
 SYSTEM turn, the (at most) ``context_turns`` turns before it and the turn itself.
@@ -21,8 +23,8 @@ from pathlib import Path
 
 from captioner.errors import InputError
 
-__all__ = ["SPEAKERS", "Dialogue", "ResponseExample", "load_sgd", "read_plain_dialogue", "read_sgd_file",
-           "response_examples", "sgd_files"]
+__all__ = ["SPEAKERS", "Dialogue", "ResponseExample", "load_sgd", "read_jsonl_dialogue", "read_plain_dialogue",
+           "read_sgd_file", "response_examples", "sgd_files"]
 
 SPEAKERS = ("USER", "SYSTEM")
 
@@ -112,6 +114,31 @@ def read_plain_dialogue(path) -> Dialogue:
         turns.append((speaker, line))
     if not turns:
         raise InputError(f"{path}: no turns (expected alternating USER / SYSTEM lines)")
+    return Dialogue(Path(path).stem, tuple(turns), str(path))
+
+
+def read_jsonl_dialogue(path) -> Dialogue:
+    """One dialogue from a JSON-lines file: one ``{"speaker": ..., "utterance": ...}`` object a
+    line, oldest first (the speaker USER or SYSTEM, any case)."""
+    from captioner.data.documents import read_document_file
+
+    text, _ = read_document_file(path)
+    turns = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            t = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{n}: not JSON ({e.msg})") from None
+        speaker = t.get("speaker") if isinstance(t, dict) else None
+        if not isinstance(speaker, str) or speaker.upper() not in SPEAKERS or not isinstance(t.get("utterance"), str):
+            raise InputError(f"{path}:{n}: expected {{\"speaker\": \"USER\"|\"SYSTEM\", \"utterance\": text}}")
+        if not t["utterance"].strip():
+            raise InputError(f"{path}:{n}: an empty {speaker.upper()} turn")
+        turns.append((speaker.upper(), t["utterance"]))
+    if not turns:
+        raise InputError(f"{path}: no turns (expected one {{\"speaker\", \"utterance\"}} object a line)")
     return Dialogue(Path(path).stem, tuple(turns), str(path))
 
 

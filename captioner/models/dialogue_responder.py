@@ -8,6 +8,12 @@ turns, in one Keras object:
       -> AttentionDecoder (the translator's GRU decoder, s0 = tanh(W c)) attending over the turn
          annotations -> the next SYSTEM turn, word by word
 
+``attend="words"`` swaps what the same decoder attends over: the WordEncoder's per-word BiGRU
+annotations of the last N turns, flattened to (B, N*W, 2U) with the word mask (the pooled
+context vector still gives s0). Its per-turn attention is the sum over each turn's words.
+The bundled model attends over the turns: on the SGD data the two were compared at an equal
+training budget (README, dialogue section) and the turns kept.
+
 The two hierarchical encoders are the document classifier's layer classes. Decoding is the one
 Generator (beam search); its attention over the N turns says which earlier turn each response
 word looked at. The vocabulary and reading settings are in the config::
@@ -33,6 +39,7 @@ from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID, Vocabulary
 
 SPEAKER_TOKENS = {"USER": "<user>", "SYSTEM": "<system>"}
+ATTEND = ("turns", "words")  # what the decoder attends over: the context's turn annotations or the turns' words
 
 
 def utterance_tokens(text: str) -> list[str]:
@@ -47,6 +54,7 @@ class Response:
     hypotheses: list           # [(text, score)], best first (the n-best list)
     turn_attention: np.ndarray  # (len(words) + 1, turns read): attention of each generated token over the turns
     turns: list                # the (speaker, utterance) turns read, oldest first
+    word_attention: np.ndarray | None = None  # attend="words": (len(words) + 1, turns read, max_words)
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -56,7 +64,7 @@ class DialogueResponder(keras.Model):
 
     def __init__(self, vocabulary, embedding_dim=64, units=64, context_units=128, decoder_units=256,
                  attention_units=128, dropout=0.2, context_turns=3, max_words=30, beam_size=4, alpha=1.0,
-                 max_length=40, training_config=None, **kwargs):
+                 max_length=40, attend="turns", training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
             Vocabulary.from_config({"tokens": list(vocabulary)})
@@ -74,20 +82,24 @@ class DialogueResponder(keras.Model):
         self.beam_size = int(beam_size)
         self.alpha = float(alpha)
         self.max_length = int(max_length)
+        if attend not in ATTEND:
+            raise ValueError(f"attend must be one of {ATTEND}, not {attend!r}")
+        self.attend = attend
         self.training_config = training_config or {}
         v = len(self.vocabulary)
         self.utterances = WordEncoder(v, embedding_dim=self.embedding_dim, units=self.units,
                                       attention_units=self.attention_units, dropout=self.dropout, name="utterances")
         self.context = SentenceEncoder(self.utterances.output_dim, units=self.context_units,
                                        attention_units=self.attention_units, dropout=self.dropout, name="context")
+        annotation_dim = self.context.output_dim if attend == "turns" else self.utterances.output_dim
         self.decoder = AttentionDecoder(v, embedding_dim=self.embedding_dim, units=self.decoder_units,
-                                        attention_units=self.attention_units, annotation_dim=self.context.output_dim,
+                                        attention_units=self.attention_units, annotation_dim=annotation_dim,
                                         cell="gru", context="attention", init_state="given", gate=False,
                                         deep_output=True, maxout=True, dropout=self.dropout, name="decoder")
         self.init_h = keras.layers.Dense(self.decoder_units, activation="tanh", name="init_h")
         self.utterances.build()
         self.context.build()
-        self.decoder.build((None, None, self.context.output_dim))
+        self.decoder.build((None, None, annotation_dim))
         self.init_h.build((None, self.context.output_dim))
         self.built = True
         banned = (PAD_ID, START_ID, UNK_ID) + tuple(self.vocabulary.token_to_id(t) for t in SPEAKER_TOKENS.values())
@@ -96,10 +108,18 @@ class DialogueResponder(keras.Model):
 
     # -- the network --------------------------------------------------------------------------
     def encode(self, context, training=False):
-        """context ids (B, N, W) -> turn annotations (B, N, D), turn mask (B, N), decoder state."""
-        vectors, _, mask = self.utterances(context, training=training)  # (B, N, 2U), (B, N)
+        """context ids (B, N, W) -> annotations, their mask and the decoder state: turns: (B, N, 2C),
+        (B, N); words: (B, N*W, 2U), (B, N*W) (turn n's words at n*W .. n*W+W-1)."""
+        if self.attend == "turns":
+            vectors, _, mask = self.utterances(context, training=training)  # (B, N, 2U), (B, N)
+        else:
+            vectors, _, mask, words, word_mask = self.utterances(context, training=training, return_annotations=True)
         summary, _, annotations = self.context(vectors, mask=mask, training=training)  # (B, 2C), (B, N, 2C)
         h = self.init_h(summary)  # (B, S)
+        if self.attend == "words":
+            shape = tf.shape(words)  # (B, N, W, 2U)
+            annotations = tf.reshape(words, tf.stack([shape[0], shape[1] * shape[2], self.utterances.output_dim]))
+            mask = tf.reshape(word_mask, tf.stack([shape[0], shape[1] * shape[2]]))  # (B, N*W)
         return annotations, mask, {"h": h, "c": tf.zeros_like(h)}
 
     def call(self, inputs, training=False):
@@ -152,8 +172,13 @@ class DialogueResponder(keras.Model):
                         hyps.append((detokenize(words), float(gen["scores"][b, k]), words, k))
                 text, score, words, k = hyps[0]
                 steps = int(gen["lengths"][b, k])
-                out.append(Response(text, words, score, [(h[0], h[1]) for h in hyps],
-                                    gen["attention"][b, k, :steps, :len(read)], read))
+                attention = gen["attention"][b, k, :steps]  # (steps, N) or (steps, N*W)
+                word_attention = None
+                if self.attend == "words":
+                    word_attention = attention.reshape(steps, self.context_turns, self.max_words)[:, :len(read)]
+                    attention = word_attention.sum(-1)  # a turn's share: the sum over its words
+                out.append(Response(text, words, score, [(h[0], h[1]) for h in hyps], attention[:, :len(read)],
+                                    read, word_attention))
         return out
 
     def inference_copy(self):
@@ -167,7 +192,7 @@ class DialogueResponder(keras.Model):
                 "decoder_units": self.decoder_units, "attention_units": self.attention_units,
                 "dropout": self.dropout, "context_turns": self.context_turns, "max_words": self.max_words,
                 "beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length,
-                "training_config": self.training_config}
+                "attend": self.attend, "training_config": self.training_config}
 
     @classmethod
     def from_config(cls, config):

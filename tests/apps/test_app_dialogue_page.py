@@ -38,6 +38,20 @@ def test_dialogue_page_answers_and_shows_turn_attention(app_env, monkeypatch, ti
     assert not at.exception and len(at.chat_message) == 0
 
 
+def test_dialogue_page_with_a_words_attention_model(app_env, monkeypatch, tmp_path):
+    """attend="words": the page shows each turn's share (the sum over its words) the same way."""
+    path = tmp_path / "words.keras"
+    ds.tiny_responder(attend="words").inference_copy().save(path)
+    monkeypatch.setenv("CAPTIONER_DIALOGUE_MODEL", str(path))
+    at = AppTest.from_file(str(APP), default_timeout=300).run()
+    at.switch_page("task_pages/dialogue.py").run()
+    at.chat_input(key="dialogue_input").set_value("I want a table in rome.").run()
+    at.chat_input(key="dialogue_input").set_value("At seven please.").run()
+    assert not at.exception and not at.error and len(at.chat_message) == 4
+    shares = at.session_state["dialogue_turns"][3][2]
+    assert len(shares) == 3 and abs(sum(shares) - 1) < 1e-4
+
+
 def test_dialogue_page_without_its_model_says_how_to_train_it(app_env):
     at = AppTest.from_file(str(APP), default_timeout=300).run()
     at.switch_page("task_pages/dialogue.py").run()

@@ -59,3 +59,54 @@ def test_chat_loop(model_path):
     text = "".join(shown)
     assert text.count("SYSTEM> ") == 2 and "(new dialogue)" in text and "attended most to" in text
     assert [s for s, _ in turns] == ["USER", "SYSTEM"] and turns[0][1] == "At seven please."
+
+
+def test_json_lines_dialogue(model_path, tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"speaker": "USER", "utterance": "I need a flight to rome."}\n'
+                    '{"speaker": "SYSTEM", "utterance": "Which date do you fly?"}\n\n'
+                    '{"speaker": "user", "utterance": "Next monday."}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["respond", "--model", str(model_path), "--input", str(chat), "--output", str(out)]) == 0
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["dialogue_id"] == "chat" and row["turn"] == 3 and len(row["turn_attention"]) == 3
+    from captioner.commands.respond import read_dialogues
+
+    [d], is_sgd = read_dialogues(chat)
+    assert not is_sgd and d.turns == (("USER", "I need a flight to rome."), ("SYSTEM", "Which date do you fly?"),
+                                      ("USER", "Next monday."))
+    for text, message in (('{"speaker": "USER", "utterance": "hi"}\n{"speaker": "BOT", "utterance": "x"}\n', ":2: "),
+                          ('{"speaker": "USER", "utterance": "hi"}\n{"speaker": \n', ":2: not JSON"),
+                          ('{"speaker": "USER"}\n', ":1: expected")):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(text)
+        from captioner.data.sgd import read_jsonl_dialogue
+        from captioner.errors import InputError
+
+        with pytest.raises(InputError, match=message):
+            read_jsonl_dialogue(bad)
+        assert main(["respond", "--model", str(model_path), "--input", str(bad), "--output", str(out)]) == 2
+    assert json.loads(out.read_text())["turn"] == 3  # the failed runs left the earlier output whole
+
+
+def test_a_crash_part_way_leaves_the_old_output_whole(model_path, tmp_path, monkeypatch):
+    from captioner.models.dialogue_responder import DialogueResponder
+
+    _, dev = ds.make_sgd(tmp_path / "sgd", train=4, dev=3)
+    out = tmp_path / "out.jsonl"
+    out.write_text("old output\n")
+    calls = []
+    real = DialogueResponder.respond
+
+    def respond_then_crash(self, contexts, **kw):
+        calls.append(len(contexts))
+        if len(calls) > 1:
+            raise RuntimeError("crash after the first batch")
+        return real(self, contexts, **kw)
+
+    monkeypatch.setattr(DialogueResponder, "respond", respond_then_crash)
+    with pytest.raises(RuntimeError, match="crash"):
+        main(["respond", "--model", str(model_path), "--input", str(dev / "dialogues_001.json"), "--output", str(out),
+              "--batch-size", "2"])
+    assert len(calls) == 2 and out.read_text() == "old output\n"
+    assert [p.name for p in tmp_path.iterdir() if "out.jsonl" in p.name] == ["out.jsonl"]  # no temporary left

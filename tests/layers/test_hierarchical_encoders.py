@@ -81,6 +81,25 @@ def test_word_encoder_gives_each_sentence_the_vector_it_gets_alone():
     np.testing.assert_allclose(a2[:, :5, :6], alpha, rtol=1e-5, atol=1e-6)
 
 
+def test_word_encoder_can_return_its_word_annotations():
+    """return_annotations=True adds the per-word BiGRU annotations (zero at padding) and the word
+    mask; each sentence vector is the attention-weighted sum of its word annotations."""
+    ids = _documents()
+    encoder = WordEncoder(20, embedding_dim=6, units=5, attention_units=4)
+    plain = [t.numpy() for t in encoder(ids)]
+    vectors, alpha, sentence_mask, words, word_mask = (t.numpy() for t in encoder(ids, return_annotations=True))
+    for a, b in zip(plain, (vectors, alpha, sentence_mask)):
+        np.testing.assert_array_equal(a, b)
+    assert words.shape == ids.shape + (10,) and word_mask.shape == ids.shape
+    np.testing.assert_array_equal(word_mask, ids != 0)
+    assert (words[ids == 0] == 0).all() and (np.abs(words[ids != 0]).sum(-1) > 0).all()
+    np.testing.assert_allclose((alpha[..., None] * words).sum(-2), vectors, rtol=1e-5, atol=1e-6)
+    single = [t.numpy() for t in encoder(ids[2], return_annotations=True)]  # 2-D: (S, W) sentences
+    assert len(single) == 5
+    np.testing.assert_allclose(single[3], words[2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(single[4], word_mask[2])
+
+
 def test_sentence_weights_sum_to_one_over_real_sentences_and_padding_changes_nothing():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(2, 4, 7)).astype("float32")

@@ -37,7 +37,7 @@ def make_sgd(root: Path, train=60, dev=12, seed=0):
     return root / "train", root / "dev"
 
 
-def tiny_responder(seed=0, train_epochs=0, context_turns=3):
+def tiny_responder(seed=0, train_epochs=0, context_turns=3, attend="turns"):
     """A tiny DialogueResponder over the generated dialogues' words (trained if asked)."""
     import keras
     import numpy as np
@@ -53,7 +53,7 @@ def tiny_responder(seed=0, train_epochs=0, context_turns=3):
     vocab = Vocabulary(vocab.tokens + tuple(SPEAKER_TOKENS.values()))
     model = DialogueResponder(vocab, embedding_dim=12, units=10, context_units=10, decoder_units=24,
                               attention_units=10, dropout=0.0, context_turns=context_turns, max_words=10,
-                              beam_size=3, max_length=10)
+                              beam_size=3, max_length=10, attend=attend)
     if train_epochs:
         from captioner.models.caption_decoder_model import masked_sparse_ce
 

@@ -33,6 +33,22 @@ def test_respond_resume_replays_the_same_batches_and_saves_a_model_with_its_card
     assert card["data"]["dev_examples_scored"] == 12 and "held-out train dialogues" in card["metrics"]["selection"]
 
 
+@pytest.mark.slow  # one short training: ~10-20 s
+def test_attend_words_is_trained_saved_and_named_in_the_card(tmp_path):
+    train, dev = ds.make_sgd(tmp_path / "sgd", train=30, dev=4)
+    out = tmp_path / "words"
+    assert main(["train", "respond", "--train-dir", str(train), "--dev-dir", str(dev), "--output-dir", str(out),
+                 "--attend", "words", "--embedding-dim", "8", "--units", "6", "--context-units", "6",
+                 "--decoder-units", "8", "--attention-units", "6", "--min-count", "1", "--batch-size", "16",
+                 "--select-fraction", "0.2", "--max-response", "8", "--epochs", "1"]) == 0
+    model = keras.models.load_model(out / "model.keras")
+    assert model.attend == "words" and model.decoder.annotation_dim == 12
+    [r] = model.respond([[("USER", "I want a table in rome.")]])
+    assert r.word_attention is not None and r.turn_attention.shape[1] == 1
+    card = json.loads((out / "model.json").read_text())
+    assert card["config"]["attend"] == "words" and "BLEU" in card["metrics"]["dev_beam4"]
+
+
 def test_score_responses_by_hand():
     from captioner.training.recipes.respond import score_responses
 

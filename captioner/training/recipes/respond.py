@@ -1,5 +1,5 @@
 """`captioner train respond`: a hierarchical dialogue response model (HRED with attention over
-the turns) on the Schema-Guided Dialogue files.
+the turns, or with --attend words over the words of the turns) on the Schema-Guided Dialogue files.
 
     captioner train respond --train-dir ../shared/datasets/sgd/train --dev-dir ../shared/datasets/sgd/dev \\
         --output-dir runs/sgd_dialogue --model-out assets/models/sgd_dialogue.keras
@@ -18,7 +18,7 @@ from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import ArrayBatches, Recipe
 
 NAME = "respond"
-HELP = "train a hierarchical dialogue response model (HRED + attention over turns) on SGD dialogues"
+HELP = "train a hierarchical dialogue response model (HRED + attention over the turns or their words) on SGD dialogues"
 log = logging.getLogger(__name__)
 
 
@@ -29,6 +29,9 @@ class Config(TrainConfig):
     train_files: int | None = option(None, help="read only the first N train files")
     select_fraction: float = option(0.03, help="share of train dialogues held out for model selection")
     context_turns: int = option(3, help="turns before the response that the model reads")
+    attend: str = option("turns", choices=("turns", "words"),
+                         help="what the decoder attends over: the context encoder's turn annotations, or the "
+                              "word annotations of the last turns")
     max_words: int = option(30, help="words per context turn (its speaker token included)")
     max_response: int = option(30, help="response words trained on; decoding stops at this many + 10")
     min_count: int = option(3)
@@ -118,7 +121,7 @@ class Respond(Recipe):
                                  context_units=c.context_units, decoder_units=c.decoder_units,
                                  attention_units=c.attention_units, dropout=c.dropout, context_turns=c.context_turns,
                                  max_words=c.max_words, beam_size=c.beam_size, alpha=c.alpha,
-                                 max_length=c.max_response + 10, training_config={"seed": seed})
+                                 max_length=c.max_response + 10, attend=c.attend, training_config={"seed": seed})
 
     def steps_per_pass(self):
         return len(self.train_batches)
