@@ -49,9 +49,10 @@ def read_dialogues(path):
 
     with open(path, "rb") as f:
         head = f.read(64).lstrip()
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte-order mark
     if head.startswith(b"["):
         return read_sgd_file(path), True
-    if head.lstrip(b"\xef\xbb\xbf").startswith(b"{"):
+    if head.startswith(b"{"):
         return [read_jsonl_dialogue(path)], False
     return [read_plain_dialogue(path)], False
 

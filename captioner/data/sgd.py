@@ -48,7 +48,7 @@ def read_sgd_file(path) -> list[Dialogue]:
     """The dialogues of one ``dialogues_NNN.json``."""
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))  # a byte-order mark (Windows editors) is skipped
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except OSError as e:

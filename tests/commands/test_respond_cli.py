@@ -35,6 +35,19 @@ def test_sgd_file_one_row_per_system_turn(model_path, tmp_path):
     assert len(rows[1]["turn_attention"]) == 3 and len(rows[0]["turn_attention"]) == 1
 
 
+def test_sgd_file_with_a_byte_order_mark(model_path, tmp_path):
+    _, dev = ds.make_sgd(tmp_path / "sgd", train=4, dev=3)
+    plain, bom = tmp_path / "plain.jsonl", tmp_path / "bom.jsonl"
+    marked = tmp_path / "dialogues_bom.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + (dev / "dialogues_001.json").read_bytes())
+    assert main(["respond", "--model", str(model_path), "--input", str(dev / "dialogues_001.json"),
+                 "--output", str(plain)]) == 0
+    assert main(["respond", "--model", str(model_path), "--input", str(marked), "--output", str(bom)]) == 0
+    strip = ("response", "dialogue_id", "turn")
+    assert [{k: json.loads(x)[k] for k in strip} for x in bom.read_text().splitlines()] == \
+        [{k: json.loads(x)[k] for k in strip} for x in plain.read_text().splitlines()]
+
+
 def test_plain_text_dialogue_and_broken_inputs(model_path, tmp_path):
     chat = tmp_path / "chat.txt"
     chat.write_text("USER: I need a flight to rome.\nSYSTEM: Which date do you fly?\nNext monday.\n")
