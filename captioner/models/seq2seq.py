@@ -112,6 +112,14 @@ class Translation:
         """Row labels of `attention`: the words, then "<end>" if the hypothesis finished."""
         return list(self.tokens) + (["<end>"] if self.finished else [])
 
+    def unknown_source_words(self, vocabulary) -> list[str]:
+        """The source words the model could not read whole: not in ``vocabulary`` (a word model),
+        or holding a piece that is not (a subword model: a character never seen in training)."""
+        if self.source_pieces is None:
+            return [w for w in self.source_tokens if w not in vocabulary]
+        groups = word_groups(self.source_pieces)
+        return [w for w, g in zip(self.source_tokens, groups) if any(self.source_pieces[i] not in vocabulary for i in g)]
+
 
 def word_alignment(attention, source_groups, target_groups, finished):
     """Attention over pieces -> attention over words.

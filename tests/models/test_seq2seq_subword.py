@@ -92,3 +92,9 @@ def test_export_refuses_subword_models(tokenizers):
 
     with pytest.raises(ValueError, match="SentencePiece"):
         TranslatorModule(_model(tokenizers))
+
+
+def test_unknown_source_words_are_those_with_an_unknown_piece(tokenizers):
+    model = _model(tokenizers)
+    t = model.translate(["A man in Zürich."])[0]  # Z and ü never occur in the English training text
+    assert t.unknown_source_words(model.source_vocabulary) == ["Zürich."]
