@@ -201,7 +201,7 @@ class Seq2SeqRecipe(Recipe):
             self.src_vocab, self.tgt_vocab, kind=c.kind, embedding_dim=c.embedding_dim, units=c.units,
             attention_units=c.attention_units, encoder_cell=c.encoder_cell, decoder_cell=c.decoder_cell,
             encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,
-            source_tokenizer=self.src_tok, target_tokenizer=self.tgt_tok, max_source_length=c.max_source_length,
+            source_tokenizer=self.src_tok, target_tokenizer=getattr(self, "tgt_tok", {}), max_source_length=c.max_source_length,
             beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_target_length + 10,
             attention_lambda=getattr(c, "attention_lambda", 0.0),
             training_config={"task": self.task, "seed": c.seed, "data": self.desc})
