@@ -161,3 +161,14 @@ def test_subword_refuses_copy_unk_rate(tmp_path, capsys):
     assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
                  str(tmp_path / "run"), "--subword", "spm-bpe", "--copy-unk-rate", "0.2"]) != 0
     assert "--subword" in capsys.readouterr().err
+
+
+def test_train_translate_cased_words(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", "translate", "--format", "multi30k", "--data", _multi30k(tmp_path), "--dev-size", "12",
+                 "--output-dir", str(out), "--cased", "--min-count", "1", "--embedding-dim", "8", "--units", "8",
+                 "--attention-units", "8", "--epochs", "1", "--batch-size", "16", "--beam-size", "2"]) == 0
+    model = keras.models.load_model(out / "model.keras", safe_mode=True)
+    assert model.source_tokenizer["lower"] is False and model.target_tokenizer["lower"] is False
+    assert "Ein" in model.target_vocabulary and "ein" not in model.target_vocabulary
+    assert model.translate(["A Woman plays."])[0].source_tokens == ["A", "Woman", "plays", "."]
