@@ -27,9 +27,10 @@ spec = common.pick_model(SPECS, "Direction", "to translate", key="translate_mode
 
 text_key = f"translate_text_{spec.key}"  # one text box per model: switching keeps each one's sentence
 sentence = st.text_area("Sentence", value=EXAMPLES.get(spec.key, ""), key=text_key, max_chars=MAX_CHARS, height=80,
-                        help="One sentence; it is tokenized the way the model's training data was (lower-cased, "
-                             "punctuation kept). Words the model never saw come out as <unk> or are copied "
-                             "from the source by their attention.")
+                        help="One sentence; it is tokenized the way the model's training data was (the bundled "
+                             "models: lower-cased words, punctuation kept; a subword model: cased SentencePiece "
+                             "pieces, its alignment merged back to words). Words the model never saw come out "
+                             "as <unk> or are copied from the source by their attention.")
 
 loaded = common.model_or_explain(spec, "to translate", kinds=("Seq2Seq",))
 if loaded is None:
@@ -69,7 +70,7 @@ if not result.finished:
     notes.append(f"the translation reached the maximum length ({max_length} words) before the model ended it")
 if result.replaced_unk:
     notes.append(f"{result.replaced_unk} unknown output word(s) were replaced by the source word they attend to most")
-unknown = [w for w in result.source_tokens if w not in model.source_vocabulary]
+unknown = result.unknown_source_words(model.source_vocabulary)
 if unknown:
     notes.append("the model does not know " + ", ".join(f"“{w}”" for w in unknown))
 for note in notes:

@@ -120,6 +120,10 @@ class TranslatorModule(tf.Module):
     """The SavedModel of a `Seq2Seq` translator: see the module docstring."""
 
     def __init__(self, model):
+        if model.source_tokenizer.get("spm") or model.target_tokenizer.get("spm"):
+            raise ValueError("cannot export a subword (SentencePiece) translator: the SavedModel tokenizes with "
+                             "tf.strings (whole words) and has no SentencePiece op; use the .keras file "
+                             "(keras.models.load_model, `captioner translate`, `captioner serve`)")
         super().__init__(name="translator")
         self._model = model
         self._weights = list(model.variables)

@@ -37,8 +37,9 @@ import tensorflow as tf
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
+from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
-from captioner.text.vocabulary import PAD_ID, Vocabulary
+from captioner.text.vocabulary import PAD_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +57,23 @@ _ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])
 
 def join_tokens(tokens, settings: dict | None = None) -> str:
     """The text of tokens made by `text_tokens` with these settings: characters joined as they
-    are, words detokenized."""
-    return "".join(tokens) if (settings or {}).get("chars") else detokenize(tokens)
+    are, SentencePiece pieces decoded, words detokenized."""
+    s = settings or {}
+    if s.get("spm"):
+        return decode_pieces(tokens)
+    return "".join(tokens) if s.get("chars") else detokenize(tokens)
 
 
 def text_tokens(text: str, settings: dict | None = None) -> list[str]:
     """Tokenize one sentence the way a model was trained (settings from its config).
 
     ``{"chars": True}`` (transliteration): the tokens are the characters (code points, NFC).
+    ``{"spm": <base64 SentencePiece model>, "lower": False}`` (subword translators): the tokens
+    are SentencePiece pieces (see :mod:`captioner.text.subword`).
     """
     s = {**DEFAULT_TOKENIZER, **(settings or {})}
+    if s.get("spm"):
+        return encode_pieces(text, s["spm"], lower=s["lower"])
     if s.get("chars"):
         return char_tokenize(text, lower=s["lower"])
     tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"])
@@ -93,11 +101,42 @@ class Translation:
     truncated: bool = False    # the source was longer than max_source_length
     finished: bool = True      # the hypothesis emitted <end> within max_length
     coverage: float = 0.0      # the coverage penalty term included in `score` (0 when off)
+    # Subword models: `tokens`, `source_tokens` and `attention` are merged to words (see
+    # `word_alignment`); what the network read and wrote is kept here (None for word models):
+    pieces: list | None = None              # the output pieces (an <unk> piece: the copied source word)
+    source_pieces: list | None = None       # the source pieces
+    piece_attention: np.ndarray | None = None  # (steps, len(source_pieces))
 
     @property
     def attention_labels(self):
         """Row labels of `attention`: the words, then "<end>" if the hypothesis finished."""
         return list(self.tokens) + (["<end>"] if self.finished else [])
+
+    def unknown_source_words(self, vocabulary) -> list[str]:
+        """The source words the model could not read whole: not in ``vocabulary`` (a word model),
+        or holding a piece that is not (a subword model: a character never seen in training)."""
+        if self.source_pieces is None:
+            return [w for w in self.source_tokens if w not in vocabulary]
+        groups = word_groups(self.source_pieces)
+        return [w for w, g in zip(self.source_tokens, groups) if any(self.source_pieces[i] not in vocabulary for i in g)]
+
+
+def word_alignment(attention, source_groups, target_groups, finished):
+    """Attention over pieces -> attention over words.
+
+    attention (steps, source pieces), steps = target pieces (+ 1 for <end> when ``finished``);
+    ``source_groups`` / ``target_groups``: the piece positions of each word (`word_groups`).
+    A source word's column is the SUM of its pieces' columns (a row stays a distribution over
+    the source: it still sums to 1); a target word's row is the MEAN of its pieces' rows (a
+    mean of distributions is one, so every row sums to 1 again). The <end> row is kept as is.
+    Returns (len(target_groups) + finished, len(source_groups)).
+    """
+    a = np.asarray(attention, np.float32)
+    cols = np.stack([a[:, g].sum(axis=1) for g in source_groups], axis=1) if source_groups else a[:, :0]
+    rows = [cols[g].mean(axis=0) for g in target_groups]
+    if finished and len(a) > sum(len(g) for g in target_groups):
+        rows.append(cols[-1])
+    return np.stack(rows).astype(np.float32) if rows else cols[:0]
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -255,22 +294,56 @@ class Seq2Seq(keras.Model):
 
     def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False):
         n_src = len(source_tokens)
+        subword = bool(self.source_tokenizer.get("spm") or self.target_tokenizer.get("spm"))
+        if subword:  # the <unk> copy and the alignment work on source words made of pieces
+            src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
+            src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
         hyps = []
         for k in range(out["tokens"].shape[1]):
             if not np.isfinite(out["scores"][b, k]):
                 continue  # a dead beam (tiny vocabularies)
             steps = int(out["lengths"][b, k])
             attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
-            words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
-                                               source_tokens if replace_unk else None, distinct=distinct)
+            finished = bool(out["finished"][b, k])
             coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
-            hyps.append((join_tokens(words, self.target_tokenizer), float(out["scores"][b, k]) + coverage, words, attn, replaced,
-                         float(out["log_probs"][b, k]), bool(out["finished"][b, k]), coverage))
+            extra = {}
+            if subword:
+                words, replaced, extra = self._subword_words(out["tokens"][b, k], attn, source_tokens, src_groups,
+                                                             src_words, replace_unk, distinct, finished)
+                text = " ".join(w for w in words if w) if self.target_tokenizer.get("spm") else detokenize(words)
+            else:
+                words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
+                                                   source_tokens if replace_unk else None, distinct=distinct)
+                text = join_tokens(words, self.target_tokenizer)
+            hyps.append((text, float(out["scores"][b, k]) + coverage, words, extra.pop("attention", attn), replaced,
+                         float(out["log_probs"][b, k]), finished, coverage, extra))
         if beta:
             hyps.sort(key=lambda h: -h[1])  # stable: ties keep the beam's order
-        text, score, words, attn, replaced, log_prob, finished, coverage = hyps[0]
-        return Translation(text, words, list(source_tokens), score, log_prob, attn,
-                           [(h[0], h[1]) for h in hyps], replaced, truncated, finished, coverage)
+        text, score, words, attn, replaced, log_prob, finished, coverage, extra = hyps[0]
+        src = src_words if subword else list(source_tokens)
+        return Translation(text, words, src, score, log_prob, attn, [(h[0], h[1]) for h in hyps], replaced,
+                           truncated, finished, coverage, **extra)
+
+    def _subword_words(self, ids, attn, source_pieces, src_groups, src_words, replace_unk, distinct, finished):
+        """One hypothesis of a subword model -> (target words, <unk> replaced, Translation extras).
+
+        An <unk> output piece becomes the source WORD (all its pieces) that its step attends to
+        most, summing the attention over each word's pieces, and stands as a word of its own."""
+        pieces = self.target_vocabulary.decode(np.asarray(ids).tolist())
+        copied, replaced = pieces, 0
+        if replace_unk and attn is not None and src_words:
+            word_attn = np.stack([attn[:, g].sum(axis=1) for g in src_groups], axis=1)  # (steps, source words)
+            copied, replaced = hypothesis_words(self.target_vocabulary, ids, word_attn, src_words, distinct=distinct)
+        marker = WORD_START if self.target_tokenizer.get("spm") else ""
+        pieces = [marker + c if p == UNK else p for p, c in zip(pieces, copied)]  # an <unk> is a word of its own
+        if self.target_tokenizer.get("spm"):
+            tgt_groups, words = word_groups(pieces), piece_words(pieces)
+        else:
+            tgt_groups, words = [[i] for i in range(len(pieces))], list(pieces)
+        extra = {"pieces": pieces, "source_pieces": list(source_pieces), "piece_attention": attn}
+        if attn is not None:
+            extra["attention"] = word_alignment(attn, src_groups, tgt_groups, finished)
+        return words, replaced, extra
 
     # -- persistence -----------------------------------------------------------------
     def inference_copy(self):

@@ -142,29 +142,38 @@ class BucketedBatches:
                 yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:], self.weights[idx, None]
 
 
-def corpus_bleu(hypotheses, references):
-    """sacrebleu corpus BLEU, lower-cased, 13a tokenization; references: [[ref, ...], ...] per
-    hypothesis (any number each). Returns (score, signature string)."""
+def corpus_bleu(hypotheses, references, lowercase=True):
+    """sacrebleu corpus BLEU, 13a tokenization, lower-cased unless ``lowercase=False`` (cased
+    BLEU, sacrebleu without -lc); references: [[ref, ...], ...] per hypothesis (any number
+    each). Returns (score, signature string)."""
     import sacrebleu
 
     n = max((len(r) for r in references), default=1)
     streams = [[r[k] if k < len(r) else None for r in references] for k in range(n)]
-    bleu = sacrebleu.metrics.BLEU(lowercase=True)
+    bleu = sacrebleu.metrics.BLEU(lowercase=bool(lowercase))
     result = bleu.corpus_score(hypotheses, streams)
     return float(result.score), str(bleu.get_signature())
 
 
-def evaluate_bleu(model, eval_refs, beam_size, alpha, limit=None, batch_size=64, coverage_penalty=None):
-    """Translate the sources of [(source, [refs])] and score them. Returns dict + hypotheses."""
+def evaluate_bleu(model, eval_refs, beam_size, alpha, limit=None, batch_size=64, coverage_penalty=None, cased=False):
+    """Translate the sources of [(source, [refs])] and score them. Returns dict + hypotheses.
+
+    ``cased`` (models trained on cased text): "BLEU" is cased BLEU (sacrebleu 13a, no -lc) and
+    "BLEU_lc" the lower-cased BLEU of the same hypotheses, with both signatures; otherwise
+    "BLEU" is the lower-cased BLEU."""
     items = eval_refs[:limit] if limit else eval_refs
     t = time.perf_counter()
     outs = model.translate([s for s, _ in items], beam_size=beam_size, alpha=alpha, batch_size=batch_size,
                            coverage_penalty=coverage_penalty)
     seconds = time.perf_counter() - t
     hyps = [o.text for o in outs]
-    score, signature = corpus_bleu(hyps, [r for _, r in items])
+    refs = [r for _, r in items]
+    score, signature = corpus_bleu(hyps, refs, lowercase=not cased)
     out = {"BLEU": round(score, 2), "sentences": len(items), "beam_size": beam_size, "alpha": alpha,
            "decode_seconds": round(seconds, 1), "sacrebleu": signature}
+    if cased:
+        score_lc, signature_lc = corpus_bleu(hyps, refs, lowercase=True)
+        out.update({"cased": True, "BLEU_lc": round(score_lc, 2), "sacrebleu_lc": signature_lc})
     if coverage_penalty is not None:
         out["coverage_penalty"] = coverage_penalty
     return out, hyps

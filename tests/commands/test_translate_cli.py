@@ -95,3 +95,45 @@ def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
     src.write_bytes(b"\xef\xbb\xbf")  # a BOM and nothing else
     assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
     assert out.read_bytes() == b""
+
+
+@pytest.fixture(scope="module")
+def subword_model_path(tmp_path_factory):
+    from captioner.text.subword import piece_vocabulary, to_base64, train_sentencepiece
+    from captioner.text.vocabulary import SPECIAL_TOKENS
+
+    keras.utils.set_random_seed(0)
+    tok = {"spm": to_base64(train_sentencepiece(["Ein Mann läuft über die Straße.", "Zwei Hunde spielen."] * 5, 40)),
+           "lower": False}
+    v = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
+    model = Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=6,
+                    source_tokenizer=tok, target_tokenizer=tok)
+    path = tmp_path_factory.mktemp("translate_cli_spm") / "spm.keras"
+    model.save(path)
+    return str(path)
+
+
+def test_subword_model_translates_and_draws_word_level_heat_maps(subword_model_path, tmp_path, capsys, monkeypatch):
+    import captioner.visualize as visualize
+    from captioner.visualize.alignment_heatmap import save_alignment_heatmap
+
+    drawn = []
+
+    def spy(path, source, target, weights, **kw):
+        drawn.append((source, target, weights.shape))
+        return save_alignment_heatmap(path, source, target, weights, **kw)
+
+    monkeypatch.setattr(visualize, "save_alignment_heatmap", spy)
+    src = tmp_path / "in.txt"
+    src.write_text("Zwei Hunde laufen über die Straße.\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    assert main(["translate", "--model", subword_model_path, "--input", str(src), "--output", str(out),
+                 "--attention-dir", str(tmp_path / "att")]) == 0
+    assert "\u2581" not in out.read_text(encoding="utf-8")
+    assert (tmp_path / "att" / "line00001.png").exists()
+    source, target, shape = drawn[0]
+    assert source == ["Zwei", "Hunde", "laufen", "über", "die", "Straße."] and shape[1] == 6
+    assert all("\u2581" not in w for w in target)
+    # a subword translator has no SavedModel export: a clear error, exit 2
+    assert main(["export", subword_model_path, "-o", str(tmp_path / "saved")]) == 2
+    assert "SentencePiece" in capsys.readouterr().err

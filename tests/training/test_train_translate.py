@@ -113,3 +113,62 @@ def test_resume_replays_the_same_batches(tmp_path, monkeypatch, steps):
                                  "--units", "8", "--attention-units", "8", "--batch-size", "16", "--dev-limit", "5",
                                  "--eval-limit", "5", "--beam-size", "1", "--patience", "5", *extra, *more]),
         tmp_path, monkeypatch)
+
+
+def _multi30k(tmp_path):
+    """A Multi30k-format folder (train/val .en/.de, gzipped as in the real one), cased German."""
+    import gzip
+
+    subjects = [("A man", "Ein Mann"), ("A woman", "Eine Frau"), ("Two dogs", "Zwei Hunde"), ("A child", "Ein Kind")]
+    verbs = [("runs over the street.", "läuft über die Straße."), ("plays in the snow.", "spielt im Schnee."),
+             ("eats an apple.", "isst einen Äpfel.")]
+    pairs = [(f"{e} {v}", f"{d} {w}") for e, d in subjects for v, w in verbs]
+    folder = tmp_path / "multi30k"
+    folder.mkdir()
+    for split, rows in (("train", pairs * 6), ("val", pairs[:5])):
+        for lang, col in (("en", 0), ("de", 1)):
+            with gzip.open(folder / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("".join(r[col] + "\n" for r in rows))
+    return str(folder)
+
+
+@pytest.mark.parametrize("subword", ["spm-unigram", "spm-bpe"])
+def test_train_translate_subword_cased_multi30k(tmp_path, subword):
+    out = tmp_path / "run"
+    assert main(["train", "translate", "--format", "multi30k", "--data", _multi30k(tmp_path), "--dev-size", "12",
+                 "--output-dir", str(out), "--subword", subword, "--subword-vocab", "60", "--cased",
+                 "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "1",
+                 "--batch-size", "16", "--beam-size", "2", "--seed", "2"]) == 0
+    model = keras.models.load_model(out / "model.keras", safe_mode=True)
+    spm = model.target_tokenizer["spm"]
+    assert model.source_tokenizer["lower"] is False and model.target_tokenizer["lower"] is False
+    assert json.loads((out / "target_sentencepiece.json").read_text())["spm"] == spm  # one model, in the config
+    from captioner.text.subword import encode_pieces
+
+    assert "Ä" in "".join(model.target_vocabulary.tokens) and "▁Ein" in encode_pieces("Ein Kind", spm)
+    t = model.translate(["A woman plays in the Snow."])[0]
+    assert t.source_tokens == ["A", "woman", "plays", "in", "the", "Snow."]
+    assert "\u2581" not in t.text and t.attention.shape[1] == 6
+    card = json.loads((out / "model.json").read_text())
+    assert card["config"]["subword"] == subword and card["config"]["cased"] is True
+    metrics = card["metrics"]["val_beam2"]
+    assert metrics["cased"] is True and "-lc" not in metrics["sacrebleu"] and ":lc" not in metrics["sacrebleu"]
+    assert "BLEU_lc" in metrics and metrics["sacrebleu_lc"] != metrics["sacrebleu"]
+    assert not list(out.glob("*_vocabulary.json"))  # the vocabularies are the pieces
+
+
+def test_subword_refuses_copy_unk_rate(tmp_path, capsys):
+    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
+                 str(tmp_path / "run"), "--subword", "spm-bpe", "--copy-unk-rate", "0.2"]) != 0
+    assert "--subword" in capsys.readouterr().err
+
+
+def test_train_translate_cased_words(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", "translate", "--format", "multi30k", "--data", _multi30k(tmp_path), "--dev-size", "12",
+                 "--output-dir", str(out), "--cased", "--min-count", "1", "--embedding-dim", "8", "--units", "8",
+                 "--attention-units", "8", "--epochs", "1", "--batch-size", "16", "--beam-size", "2"]) == 0
+    model = keras.models.load_model(out / "model.keras", safe_mode=True)
+    assert model.source_tokenizer["lower"] is False and model.target_tokenizer["lower"] is False
+    assert "Ein" in model.target_vocabulary and "ein" not in model.target_vocabulary
+    assert model.translate(["A Woman plays."])[0].source_tokens == ["A", "Woman", "plays", "."]

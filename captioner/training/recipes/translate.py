@@ -15,8 +15,15 @@ Held-out data:
 * multi30k: the last --dev-size train lines select the model, the reported BLEU is on `val`.
 * parallel: --data SRC,TGT train files and --eval SRC,TGT (and optionally --dev SRC,TGT).
 
-BLEU is sacrebleu's corpus BLEU on detokenized, lower-cased text (the models write lower case),
-signature in the metrics file. Training stops early on dev BLEU (beam decoding), and
+BLEU is sacrebleu's corpus BLEU (13a) on detokenized text, lower-cased for the default models
+(they write lower case); a --cased model reports cased BLEU (no -lc, what selects the model)
+and the lower-cased BLEU beside it (BLEU_lc). Signatures in the metrics file.
+
+Subwords: --subword spm-unigram|spm-bpe trains one SentencePiece model per side on the training
+pairs only (after --limit; dev and held-out text never seen), at most --subword-vocab pieces
+each; the model's bytes go into the Seq2Seq config (base64), the vocabularies are all the
+pieces (--min-count/--max-vocab do not apply) and --max-source-length / --max-target-length
+count pieces. --cased keeps the case of the text (words or pieces). Training stops early on dev BLEU (beam decoding), and
 --time-budget stops it after that many minutes, keeping the best epoch.
 """
 
@@ -83,6 +90,11 @@ class Config(Seq2SeqConfig):
     attention_lambda: float = option(0.0, metavar="L", help=(
         "attention kind: add the doubly stochastic attention penalty (the captioner's, Xu et al. 2015) over "
         "the source words, weight L, so that every source word is attended to (0: off)"))
+    subword: str = option("none", choices=("none", "spm-unigram", "spm-bpe"), help=(
+        "none: whole-word vocabularies; spm-unigram / spm-bpe: a SentencePiece model per side, trained on the "
+        "training pairs only and stored inside the saved model's config"))
+    subword_vocab: int = option(8000, metavar="N", help="--subword: most pieces of each SentencePiece model")
+    cased: bool = option(False, help="keep the case of source and target text (default: lower-case both)")
 
 
 class Seq2SeqRecipe(Recipe):
@@ -101,6 +113,11 @@ class Seq2SeqRecipe(Recipe):
         if not 0.0 <= copy_rate < 1.0:  # checked before the run directory or a vocabulary is written
             raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
         check_non_negative("--attention-lambda", getattr(self.cfg, "attention_lambda", 0.0))
+        if getattr(self.cfg, "subword", "none") != "none":
+            if copy_rate:
+                raise InputError("--copy-unk-rate works on whole words; it cannot be combined with --subword")
+            if self.cfg.subword_vocab < 16:
+                raise InputError(f"--subword-vocab {self.cfg.subword_vocab}: must be at least 16")
 
     def prepare(self, trainer):
         from captioner.models.seq2seq import text_tokens
@@ -115,13 +132,30 @@ class Seq2SeqRecipe(Recipe):
         train, dev, evals, self.eval_name, self.desc, source_lang = self.load_pairs()
         train = train[: c.limit] if c.limit else train
         split = getattr(c, "split_elisions", "no")
-        self.src_tok = {"split_elisions": split == "yes" or (split == "auto" and source_lang == "fr")}
+        lower = not getattr(c, "cased", False)
+        subword = getattr(c, "subword", "none")
+        if subword != "none":
+            self.src_tok, self.tgt_tok = (
+                {"spm": self._sentencepiece(trainer, side, [getattr(p, side) for p in train], subword, lower),
+                 "lower": lower} for side in ("source", "target"))
+        else:
+            self.src_tok = {"split_elisions": split == "yes" or (split == "auto" and source_lang == "fr"),
+                            **({} if lower else {"lower": False})}
+            self.tgt_tok = {} if lower else {"lower": False}
         src = [text_tokens(p.source, self.src_tok)[: c.max_source_length] for p in train]
-        tgt = [text_tokens(p.target, {})[: c.max_target_length] for p in train]
+        tgt = [text_tokens(p.target, self.tgt_tok)[: c.max_target_length] for p in train]
         keep = [i for i in range(len(train)) if src[i] and tgt[i]]
         src, tgt = [src[i] for i in keep], [tgt[i] for i in keep]
-        self.src_vocab, self.tgt_vocab = (trainer.cached(f"{side}_vocabulary.json", lambda t=tokens: Vocabulary.build(
-            t, min_count=c.min_count, max_size=c.max_vocab)) for side, tokens in (("source", src), ("target", tgt)))
+        if subword != "none":  # every piece gets an id: only characters never seen in training are <unk>
+            from captioner.text.subword import piece_vocabulary
+            from captioner.text.vocabulary import SPECIAL_TOKENS
+
+            self.src_vocab, self.tgt_vocab = (
+                Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
+                for tok in (self.src_tok, self.tgt_tok))
+        else:
+            self.src_vocab, self.tgt_vocab = (trainer.cached(f"{side}_vocabulary.json", lambda t=tokens: Vocabulary.build(
+                t, min_count=c.min_count, max_size=c.max_vocab)) for side, tokens in (("source", src), ("target", tgt)))
         log.info("%d training pairs; vocabularies: source %d, target %d", len(keep), len(self.src_vocab),
                  len(self.tgt_vocab))
         copy_rate = getattr(c, "copy_unk_rate", 0.0)
@@ -134,7 +168,30 @@ class Seq2SeqRecipe(Recipe):
         self.selection = f"dev BLEU (sacrebleu, beam {c.dev_beam_size}, first {c.dev_limit} dev sources)"
         return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
                 "train_pairs": len(keep), "dev_sources": len(self.dev_refs), "eval_sources": len(self.eval_refs),
-                "encoder_layers": self.layers, "source_tokenizer": self.src_tok, "data": self.desc}
+                "encoder_layers": self.layers, "data": self.desc,
+                "source_tokenizer": _shown(self.src_tok), "target_tokenizer": _shown(self.tgt_tok)}
+
+    def _sentencepiece(self, trainer, side, sentences, subword, lower):
+        """The base64 SentencePiece model of one side, trained on these (training) sentences;
+        kept in the run directory as JSON so that --resume reuses it."""
+        import json
+        import pathlib
+
+        from captioner.io import write_json
+        from captioner.text.subword import SUBWORD_KINDS, to_base64, train_sentencepiece
+
+        c = self.cfg
+
+        def build():
+            proto = train_sentencepiece(sentences, vocab_size=c.subword_vocab, model_type=SUBWORD_KINDS[subword],
+                                        lower=lower, seed=c.seed)
+            return {"spm": to_base64(proto), "type": subword, "vocab_size": c.subword_vocab, "lower": lower}
+
+        def load(path):
+            return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+
+        return trainer.cached(f"{side}_sentencepiece.json", build, load=load,
+                              save=lambda value, path: write_json(path, value))["spm"]
 
     def build_model(self, seed):
         from captioner.models.seq2seq import Seq2Seq
@@ -144,7 +201,7 @@ class Seq2SeqRecipe(Recipe):
             self.src_vocab, self.tgt_vocab, kind=c.kind, embedding_dim=c.embedding_dim, units=c.units,
             attention_units=c.attention_units, encoder_cell=c.encoder_cell, decoder_cell=c.decoder_cell,
             encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,
-            source_tokenizer=self.src_tok, target_tokenizer={}, max_source_length=c.max_source_length,
+            source_tokenizer=self.src_tok, target_tokenizer=getattr(self, "tgt_tok", {}), max_source_length=c.max_source_length,
             beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_target_length + 10,
             attention_lambda=getattr(c, "attention_lambda", 0.0),
             training_config={"task": self.task, "seed": c.seed, "data": self.desc})
@@ -158,7 +215,8 @@ class Seq2SeqRecipe(Recipe):
     def evaluate_dev(self, model):
         from captioner.training.translation_data import evaluate_bleu
 
-        scores, _ = evaluate_bleu(model, self.dev_refs, self.cfg.dev_beam_size, self.cfg.alpha, limit=self.cfg.dev_limit)
+        scores, _ = evaluate_bleu(model, self.dev_refs, self.cfg.dev_beam_size, self.cfg.alpha, limit=self.cfg.dev_limit,
+                                  cased=getattr(self.cfg, "cased", False))
         return {"dev_BLEU": scores["BLEU"]}
 
     def evaluate(self, model, trainer):
@@ -167,9 +225,10 @@ class Seq2SeqRecipe(Recipe):
 
         c, name = self.cfg, self.eval_name
         metrics = {"split": name, "eval_split": name, "steps_per_epoch": c.steps_per_epoch or len(self.pairs)}
+        cased = getattr(c, "cased", False)
         metrics[f"{name}_beam{c.beam_size}"], hyps = evaluate_bleu(model, self.eval_refs, c.beam_size, c.alpha,
-                                                                 limit=c.eval_limit)
-        metrics[f"{name}_greedy"], _ = evaluate_bleu(model, self.eval_refs, 1, c.alpha, limit=c.eval_limit)
+                                                                 limit=c.eval_limit, cased=cased)
+        metrics[f"{name}_greedy"], _ = evaluate_bleu(model, self.eval_refs, 1, c.alpha, limit=c.eval_limit, cased=cased)
         log.info("%s BLEU beam %d: %.2f, greedy %.2f", name, c.beam_size, metrics[f"{name}_beam{c.beam_size}"]["BLEU"],
                  metrics[f"{name}_greedy"]["BLEU"])
         self.samples = [{"source": s, "hypothesis": h, "references": r}
@@ -182,6 +241,11 @@ class Seq2SeqRecipe(Recipe):
     def card_extra(self):
         return {"samples": self.samples[:10],
                 "load": "import captioner, keras; m = keras.models.load_model(PATH); m.translate([...])"}
+
+
+def _shown(settings):
+    """Tokenizer settings for the run's summary: a SentencePiece model by its size, not its bytes."""
+    return {k: (f"<SentencePiece model, {len(v)} base64 characters>" if k == "spm" else v) for k, v in settings.items()}
 
 
 class Translate(Seq2SeqRecipe):
