@@ -27,7 +27,7 @@ st.caption("The translator's machine on news: a bidirectional GRU reads the firs
 text = st.text_area("Article or description", value=EXAMPLE, key="summarize_text", max_chars=MAX_CHARS, height=180,
                     help="Plain text; the model reads only its first words (its source length).")
 
-loaded = common.model_or_explain(SPEC, "to write headlines", kinds=("Seq2Seq",))
+loaded = common.model_or_explain(SPEC, "to write headlines", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded

@@ -32,7 +32,7 @@ sentence = st.text_area("Sentence", value=EXAMPLES.get(spec.key, ""), key=text_k
                              "pieces, its alignment merged back to words). Words the model never saw come out "
                              "as <unk> or are copied from the source by their attention.")
 
-loaded = common.model_or_explain(spec, "to translate", kinds=("Seq2Seq",))
+loaded = common.model_or_explain(spec, "to translate", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded

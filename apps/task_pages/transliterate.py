@@ -24,7 +24,7 @@ text = st.text_area("Romanized text", value=EXAMPLE, key="translit_text", max_ch
                     help="A word or a sentence written in Latin letters, the way Hindi is typed in chats "
                          "(\"main ghar ja raha hoon\"). Punctuation and numbers are copied as they are.")
 
-loaded = common.model_or_explain(SPEC, "to transliterate", kinds=("Seq2Seq",))
+loaded = common.model_or_explain(SPEC, "to transliterate", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded
