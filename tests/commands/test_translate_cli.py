@@ -99,15 +99,13 @@ def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
 
 @pytest.fixture(scope="module")
 def subword_model_path(tmp_path_factory):
-    from captioner.text.subword import piece_vocabulary, to_base64, train_sentencepiece
-    from captioner.text.vocabulary import SPECIAL_TOKENS
+    import importlib.util
 
-    keras.utils.set_random_seed(0)
-    tok = {"spm": to_base64(train_sentencepiece(["Ein Mann läuft über die Straße.", "Zwei Hunde spielen."] * 5, 40)),
-           "lower": False}
-    v = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
-    model = Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=6,
-                    source_tokenizer=tok, target_tokenizer=tok)
+    spec = importlib.util.spec_from_file_location(
+        "subword_support_cli", Path(__file__).resolve().parents[1] / "models" / "subword_support.py")
+    support = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(support)
+    model = support.tiny_subword_translator()
     path = tmp_path_factory.mktemp("translate_cli_spm") / "spm.keras"
     model.save(path)
     return str(path)

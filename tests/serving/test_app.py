@@ -206,19 +206,10 @@ def test_serve_no_pipeline_option():
 
 
 def test_translate_with_a_subword_model_answers_in_words():
-    import keras
-
-    from captioner.models.seq2seq import Seq2Seq
-    from captioner.text import Vocabulary
-    from captioner.text.subword import piece_vocabulary, to_base64, train_sentencepiece
-    from captioner.text.vocabulary import SPECIAL_TOKENS
-
-    keras.utils.set_random_seed(0)
-    tok = {"spm": to_base64(train_sentencepiece(["Ein Mann läuft über die Straße.", "Zwei Hunde."] * 5, 40)),
-           "lower": False}
-    v = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
-    model = Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=6,
-                    source_tokenizer=tok, target_tokenizer=tok)
+    spec = importlib.util.spec_from_file_location("subword_support_serve", REPO / "tests" / "models" / "subword_support.py")
+    support = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(support)
+    model = support.tiny_subword_translator(("Ein Mann läuft über die Straße.", "Zwei Hunde."))
     with TestClient(create_app({"translate": (model, "spm.keras")}, Limits())) as client:
         r = client.post("/v1/translate", json={"text": "Zwei Hunde laufen."})
     assert r.status_code == 200, r.text
