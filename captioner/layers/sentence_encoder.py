@@ -11,6 +11,7 @@ import keras
 import tensorflow as tf
 
 from captioner.layers.additive_attention import AdditiveAttention
+from captioner.layers.bidirectional import safe_bidirectional
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -25,7 +26,7 @@ class SentenceEncoder(keras.layers.Layer):
         self.attention_units = int(attention_units)
         self.dropout = float(dropout)
         self.dropout_layer = keras.layers.Dropout(self.dropout)
-        self.rnn = keras.layers.Bidirectional(keras.layers.GRU(self.units, return_sequences=True), name="bigru")
+        self.rnn = safe_bidirectional(keras.layers.GRU(self.units, return_sequences=True), name="bigru")
         self.attention = AdditiveAttention(self.attention_units, use_query=False, name="sentence_attention")
 
     @property

@@ -12,6 +12,7 @@ Padding (id 0) is masked: it changes neither the states nor the annotations of r
 import keras
 import tensorflow as tf
 
+from captioner.layers.bidirectional import safe_bidirectional
 from captioner.text.vocabulary import PAD_ID
 
 CELLS = ("gru", "lstm")
@@ -48,7 +49,7 @@ class TextEncoder(keras.layers.Layer):
         for i in range(num_layers):
             rnn = rnn_cls(units, return_sequences=True, return_state=True, name=f"{cell}_{i}")
             if bidirectional:
-                rnn = keras.layers.Bidirectional(rnn, name=f"bi{cell}_{i}")
+                rnn = safe_bidirectional(rnn, name=f"bi{cell}_{i}")
             self.rnns.append(rnn)
 
     @property
