@@ -104,3 +104,43 @@ def test_caption_decoders_ensemble_through_the_same_class():
         features, beam_size=2, alpha=0.0, max_length=6).numpy()
     assert out["attention"].shape == want["attention"].shape
     np.testing.assert_allclose(out["attention"][:, 0, 0].sum(-1), 1.0, atol=1e-5)  # still a distribution
+
+
+def test_members_over_different_grids_take_their_own_inputs_and_one_members_attention():
+    """Captioners on different backbones (a 4x4 and a 2x2 grid here) ensemble with routed inputs;
+    the attention is the chosen member's; a hand-written greedy decoder over both members agrees."""
+    spec = importlib.util.spec_from_file_location(
+        "tiny_captioner_grids", Path(__file__).resolve().parents[1] / "inference" / "tiny_captioner.py")
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    first, second = helpers.build_tiny_captioner(seed=0), helpers.build_tiny_captioner(seed=3)
+    rng = np.random.default_rng(1)
+    big = tf.constant(rng.random((2, 16, 12)), tf.float32)   # member 0: 16 regions
+    small = tf.constant(rng.random((2, 4, 12)), tf.float32)  # member 1: 4 regions
+    g0, g1 = first.decoder.generator, second.decoder.generator
+    with pytest.raises(ValueError, match="attention_from"):
+        EnsembleDecoder([(g0.decoder, g0.encode)], attention_from=1)
+    ens = EnsembleDecoder([(g0.decoder, lambda a, b: g0.encode(a)), (g1.decoder, lambda a, b: g1.encode(b))],
+                          attention_from=0)
+    out = Generator(ens, ens.encode, banned_ids=g0.banned_ids)(big, small, beam_size=1, alpha=0.0,
+                                                               max_length=5).numpy()
+    assert out["attention"].shape[-1] == 16
+    # by hand: greedy over the product of the two members' distributions
+    (a0, m0, s0), (a1, m1, s1) = g0.encode(big), g1.encode(small)
+    mem0, st0 = g0.decoder.prepare(a0, m0, s0)
+    mem1, st1 = g1.decoder.prepare(a1, m1, s1)
+    tokens = tf.fill([2], 1)  # <start>
+    want, att = [], []
+    for _ in range(5):
+        lp0, st0, al0 = g0.decoder.step(tokens, st0, mem0)
+        lp1, st1, _ = g1.decoder.step(tokens, st1, mem1)
+        lp = combine_log_probs(tf.stack([lp0, lp1]), "product").numpy()
+        lp[:, list(g0.banned_ids)] = -np.inf
+        tokens = tf.constant(lp.argmax(-1), tf.int32)
+        want.append(tokens.numpy())
+        att.append(al0.numpy())
+    want = np.stack(want, 1)
+    for b in range(2):
+        n = int(out["lengths"][b, 0])
+        np.testing.assert_array_equal(out["tokens"][b, 0, :n], want[b, :n])
+        np.testing.assert_allclose(out["attention"][b, 0, :n], np.stack(att, 1)[b, :n], atol=1e-5)
