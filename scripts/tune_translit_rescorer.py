@@ -153,7 +153,12 @@ def fit_maxent(table, rows, l2=1e-3):
     from captioner.decoding.rescoring import FEATURES
 
     use = [FEATURES.index(f) for f in ("model", "lm", "lm_sum", "length")]
-    rows = np.asarray([r for r in rows if table.correct[r].any()])
+    model_only = np.zeros(len(FEATURES))
+    model_only[FEATURES.index("model")] = 1.0
+    rows = np.asarray([r for r in rows if table.correct[r].any()], dtype=int)
+    if not len(rows):
+        print("no n-best holds a right candidate: the model's score alone", file=sys.stderr)
+        return model_only
     X, valid, right = table.feats[rows][:, :, use], table.valid[rows], table.correct[rows]
 
     def loss(w):
@@ -171,7 +176,8 @@ def fit_maxent(table, rows, l2=1e-3):
     x0[0] = 1.0
     res = minimize(loss, x0, jac=True, method="L-BFGS-B")
     if res.x[0] <= 0:
-        raise RuntimeError(f"the fitted model weight is {res.x[0]}: the model score should count")
+        print(f"the fitted model weight is {res.x[0]:.4g} <= 0: the model's score alone", file=sys.stderr)
+        return model_only
     w = np.zeros(len(FEATURES))
     w[use] = res.x / res.x[0]
     return w

@@ -109,3 +109,10 @@ def test_save_load_in_a_fresh_process_in_safe_mode_gives_the_same_outputs(plain,
     again = keras.models.load_model(tmp_path / "single.keras")
     assert again.rescorer.get_config() == rescorer.get_config()
     assert _dump(again.translate(WORDS)) == _dump(single.translate(WORDS))
+
+
+def test_export_refuses_a_model_with_a_rescorer(plain):
+    from captioner.export.saved_model import TranslatorModule
+
+    with pytest.raises(ValueError, match="rescorer"):
+        TranslatorModule(_tiny(0, rescorer=LexiconRescorer(["क"], lm_order=0)))
