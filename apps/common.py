@@ -502,14 +502,18 @@ def beam_metrics(result, count_label: str, count):
     m3.metric(count_label, count)
 
 
-def beam_hypotheses(hypotheses, what: str):
-    """The ranked beam hypotheses [(text, score), ...] as a table; `what` names the text column."""
+def beam_hypotheses(hypotheses, what: str, model_scores=None):
+    """The ranked beam hypotheses [(text, score), ...] as a table; `what` names the text column.
+    model_scores: the model's own score of each, when a rescorer re-ranked them (then "score" is
+    the rescorer's)."""
     import pandas as pd
 
-    st.markdown("**Beam hypotheses**")
-    st.table(pd.DataFrame({"rank": range(1, len(hypotheses) + 1),
-                           what: [t for t, _ in hypotheses],
-                           "score": [f"{s:.3f}" for _, s in hypotheses]}), hide_index=True)
+    st.markdown("**Beam hypotheses**" if model_scores is None else "**Beam hypotheses, re-ranked**")
+    table = {"rank": range(1, len(hypotheses) + 1), what: [t for t, _ in hypotheses],
+             "score": [f"{s:.3f}" for _, s in hypotheses]}
+    if model_scores is not None:
+        table["model score"] = [f"{s:.3f}" for s in model_scores]
+    st.table(pd.DataFrame(table), hide_index=True)
 
 
 def probability_bars(probabilities: dict, what: str, height=160):

@@ -72,7 +72,10 @@ word = sources[index]
 result = cache[word_key(word)]  # the Translation of this word: hypotheses, attention
 
 common.beam_metrics(result, "Characters", len(result.tokens))
-common.beam_hypotheses(result.hypotheses, "transliteration")
+common.beam_hypotheses(result.hypotheses, "transliteration", result.model_scores)
+if result.model_scores is not None:
+    st.caption("This model re-ranks its beam with a character language model of its training words: the score "
+               "is that combination, the model score the network's own.")
 
 st.subheader(f"Alignment of “{word}” → “{result.text}”")
 heatmap = None

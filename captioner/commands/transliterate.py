@@ -13,7 +13,9 @@ first three), and the rest goes on.
 `--n-best K` writes JSON lines instead: {"line", "input", "output", "candidates": [{"text",
 "score"}] (K best, score = log-probability / length ** alpha), "words": [{"source",
 "candidates"}], "warnings"}. For a one-word line the candidates are that word's K best; for
-running text candidate k puts each word's k-th best in place.
+running text candidate k puts each word's k-th best in place. A model with an n-best rescorer
+(e.g. the bundled Hindi model: a training word list and a character LM) ranks by the rescorer's
+combined score: "score" is that, and each candidate also has "model_score", the model's own.
 """
 
 import argparse
@@ -40,6 +42,15 @@ def register(subparsers):
 
 def warn(message):
     print(f"captioner transliterate: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _candidates(scored, model_scores=None):
+    """[{"text", "score"}] (+ "model_score" of a re-ranking model) of [(text, score)]."""
+    rows = [{"text": t, "score": round(s, 4)} for t, s in scored]
+    if model_scores is not None:
+        for row, m in zip(rows, model_scores):
+            row["model_score"] = round(m, 4)
+    return rows
 
 
 def run(args):
@@ -72,10 +83,10 @@ def run(args):
                     warn(f"{where}:{n}: {w}")
                 if args.n_best:
                     row = {"line": n, "input": text, "output": result.text,
-                           "candidates": [{"text": t, "score": round(s, 4)} for t, s in result.candidates],
-                           "words": [{"source": w, "candidates": [{"text": t, "score": round(s, 4)}
-                                                                  for t, s in hyps[:args.n_best]]}
-                                     for w, hyps in result.words],
+                           "candidates": _candidates(result.candidates, result.candidate_model_scores),
+                           "words": [{"source": w, "candidates": _candidates(
+                               hyps[:args.n_best], result.word_model_scores[i] if result.word_model_scores else None)}
+                                     for i, (w, hyps) in enumerate(result.words)],
                            "warnings": result.warnings}
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 else:

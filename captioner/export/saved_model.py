@@ -26,7 +26,8 @@ string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothe
 of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
 at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
 source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does. An input with
-no tokens gives "" and score -inf. The coverage penalty re-ranking is not in the graph.
+no tokens gives "" and score -inf. The coverage penalty re-ranking is not in the graph; a model
+with an n-best rescorer (`captioner.decoding.rescoring`) is refused.
 
 Every variable is saved in the SavedModel's checkpoint; the vocabularies are graph constants
 (captioner) or a lookup table (translator source side).
@@ -124,6 +125,11 @@ class TranslatorModule(tf.Module):
             raise ValueError("cannot export a subword (SentencePiece) translator: the SavedModel tokenizes with "
                              "tf.strings (whole words) and has no SentencePiece op; use the .keras file "
                              "(keras.models.load_model, `captioner translate`, `captioner serve`)")
+        if getattr(model, "rescorer", None) is not None:
+            raise ValueError("cannot export a translator with an n-best rescorer (e.g. the Hindi transliterator's "
+                             "word-list LM): the re-ranking runs in Python after the beam search, not in the graph; "
+                             "use the .keras file (keras.models.load_model, `captioner transliterate`, "
+                             "`captioner serve`)")
         super().__init__(name="translator")
         self._model = model
         self._weights = list(model.variables)

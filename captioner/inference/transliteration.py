@@ -35,6 +35,10 @@ class LineResult:
     words: list                  # [(source word, [(candidate, score), ...] best first)] of the Latin words
     candidates: list             # [(line text, score)]: one word -> its n-best; several -> rank k of each word
     warnings: list               # what was wrong with the line, in words ("" for none)
+    # With a model that re-ranks its n-best (a rescorer), the scores above are the rescorer's and
+    # these are the model's own, in the same order (None without one):
+    word_model_scores: list | None = None       # per Latin word: [model score of each candidate]
+    candidate_model_scores: list | None = None  # per line candidate: summed model scores
 
 
 def segments(line: str) -> list[str]:
@@ -115,6 +119,7 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
         chunk = todo[start:start + batch_size]
         for word, result in zip(chunk, model.translate(chunk, beam_size=beam, alpha=alpha, batch_size=batch_size)):
             cache[word] = result
+    rescored = getattr(model, "rescorer", None) is not None
     out = []
     for parts, warnings in plans:
         words = [(seg, list(cache[key].hypotheses)[:beam]) for seg, key in parts if key]
@@ -125,7 +130,12 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
             it = iter(words)
             line_text = "".join(next(it)[1][k][0] if key else seg for seg, key in parts)
             candidates.append((line_text, float(sum(h[k][1] for _, h in words))))
-        out.append(LineResult(text, words, candidates, warnings))
+        word_model = cand_model = None
+        if rescored:
+            word_model = [list(cache[key].model_scores or [s for _, s in cache[key].hypotheses])[:beam]
+                          for _, key in parts if key]
+            cand_model = [float(sum(m[k] for m in word_model)) for k in range(len(candidates))]
+        out.append(LineResult(text, words, candidates, warnings, word_model, cand_model))
     return out
 
 

@@ -35,6 +35,7 @@ import regex
 import tensorflow as tf
 
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
+from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_groups
@@ -92,11 +93,13 @@ class Translation:
     tokens: list               # its words, without <start>/<end>
     source_tokens: list        # the source words the model read (after truncation)
     score: float               # what ranks the hypotheses: length-normalized log-probability, plus
-                               # the coverage penalty when one is used
+                               # the coverage penalty when one is used; with a rescorer, its
+                               # combined score (see `model_scores`)
     log_prob: float            # summed log-probability
     attention: np.ndarray | None  # (steps, len(source_tokens)): one row per word, then one for <end>
                                   # when the hypothesis finished (steps = len(tokens) + finished)
-    hypotheses: list           # [(text, score)] of every beam, best first
+    hypotheses: list           # [(text, score)] of every beam, best first (by the rescorer's score
+                               # when the model has one)
     replaced_unk: int = 0      # <unk> outputs replaced by their most-attended source word
     truncated: bool = False    # the source was longer than max_source_length
     finished: bool = True      # the hypothesis emitted <end> within max_length
@@ -106,6 +109,9 @@ class Translation:
     pieces: list | None = None              # the output pieces (an <unk> piece: the copied source word)
     source_pieces: list | None = None       # the source pieces
     piece_attention: np.ndarray | None = None  # (steps, len(source_pieces))
+    # With an n-best rescorer (`captioner.decoding.rescoring`): the model's own score of each
+    # hypothesis, in the order of `hypotheses` (None without one)
+    model_scores: list | None = None
 
     @property
     def attention_labels(self):
@@ -149,7 +155,8 @@ class Seq2Seq(keras.Model):
                  encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
                  beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
-                 attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, training_config=None, **kwargs):
+                 attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, rescorer=None, training_config=None,
+                 **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -182,6 +189,9 @@ class Seq2Seq(keras.Model):
         self.no_repeat_ngram = int(no_repeat_ngram)
         # True: an <unk> output copies the most attended source word not yet in the output (headlines)
         self.copy_distinct = bool(copy_distinct)
+        # an n-best rescorer (`captioner.decoding.rescoring`, e.g. a training word list and a
+        # character LM) that re-ranks the beam's hypotheses in `translate`; None: the beam's order
+        self.rescorer = rescorer_from_config(rescorer)
         self.training_config = training_config or {}
 
         context, bidirectional = KINDS[kind]
@@ -258,7 +268,7 @@ class Seq2Seq(keras.Model):
                                                    add_start=False, add_end=False)
 
     def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
-                  replace_unk=None, coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None):
+                  replace_unk=None, coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescore=True):
         """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
         sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses.
 
@@ -269,6 +279,9 @@ class Seq2Seq(keras.Model):
         ``no_repeat_ngram`` (n >= 0; default: the model's): no output repeats an n-gram.
         ``copy_distinct`` (default: the model's): an <unk> copies the most attended source word
         that the output does not hold yet (see :func:`captioner.decoding.hypothesis_words`).
+        ``rescore``: with the model's n-best rescorer (if it has one, see
+        :mod:`captioner.decoding.rescoring`), re-rank each beam's hypotheses by its combined score
+        (``Translation.model_scores`` keeps the model's own); False: the beam's ranking.
         Summaries and headlines use the same method (a source text in, a headline out)."""
         if isinstance(sentences, str):
             raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
@@ -289,10 +302,12 @@ class Seq2Seq(keras.Model):
             out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length, no_repeat_ngram)
             for b, i in enumerate(idx):
                 results[i] = self._decode_one(out, b, batch[b], replace_unk, distinct=distinct,
-                                              truncated=len(toks[i]) > self.max_source_length, beta=beta)
+                                              truncated=len(toks[i]) > self.max_source_length, beta=beta,
+                                              rescorer=self.rescorer if rescore else None, source=sentences[i])
         return results
 
-    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False):
+    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False,
+                    rescorer=None, source=None):
         n_src = len(source_tokens)
         subword = bool(self.source_tokenizer.get("spm") or self.target_tokenizer.get("spm"))
         if subword:  # the <unk> copy and the alignment work on source words made of pieces
@@ -319,10 +334,15 @@ class Seq2Seq(keras.Model):
                          float(out["log_probs"][b, k]), finished, coverage, extra))
         if beta:
             hyps.sort(key=lambda h: -h[1])  # stable: ties keep the beam's order
+        model_scores = None
+        if rescorer is not None and hyps:  # the n-best re-scoring hook: same hypotheses, new scores and order
+            order, combined = rescore_nbest(rescorer, [h[0] for h in hyps], [h[1] for h in hyps], source)
+            model_scores = [hyps[i][1] for i in order]
+            hyps = [(hyps[i][0], float(combined[i]), *hyps[i][2:]) for i in order]
         text, score, words, attn, replaced, log_prob, finished, coverage, extra = hyps[0]
         src = src_words if subword else list(source_tokens)
         return Translation(text, words, src, score, log_prob, attn, [(h[0], h[1]) for h in hyps], replaced,
-                           truncated, finished, coverage, **extra)
+                           truncated, finished, coverage, **extra, model_scores=model_scores)
 
     def _subword_words(self, ids, attn, source_pieces, src_groups, src_words, replace_unk, distinct, finished):
         """One hypothesis of a subword model -> (target words, <unk> replaced, Translation extras).
@@ -366,8 +386,12 @@ class Seq2Seq(keras.Model):
             "alpha": self.alpha, "max_length": self.max_length, "replace_unk": self.replace_unk,
             "coverage_penalty": self.coverage_penalty, "attention_lambda": self.attention_lambda,
             "no_repeat_ngram": self.no_repeat_ngram, "copy_distinct": self.copy_distinct,
-            "training_config": self.training_config,
+            **self._rescorer_config(), "training_config": self.training_config,
         }
+
+    def _rescorer_config(self) -> dict:
+        """{"rescorer": config} with one; {} without (the config of a model of before, unchanged)."""
+        return {"rescorer": self.rescorer.get_config()} if self.rescorer is not None else {}
 
     @classmethod
     def from_config(cls, config):

@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
 from captioner.decoding.generator import Generator
+from captioner.decoding.rescoring import rescorer_from_config
 from captioner.models.seq2seq import Seq2Seq
 
 _SHARED = ("source_tokenizer", "target_tokenizer", "kind")
@@ -30,10 +31,12 @@ _SETTINGS = ("beam_size", "alpha", "max_length", "replace_unk", "coverage_penalt
 class Seq2SeqEnsemble(Seq2Seq):
     """members: `Seq2Seq` models (or their serialized configs) with the same vocabularies,
     tokenizers and kind; combine: "product" or "mixture"; decoding settings: None for the
-    first member's."""
+    first member's; rescorer: an n-best rescorer or its config (`captioner.decoding.rescoring`), the
+    ensemble's own (None: none)."""
 
     def __init__(self, members, combine="product", beam_size=None, alpha=None, max_length=None, replace_unk=None,
-                 coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, training_config=None, **kwargs):
+                 coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescorer=None, training_config=None,
+                 **kwargs):
         keras.Model.__init__(self, **kwargs)  # not Seq2Seq's: the members hold every layer
         members = [m if isinstance(m, Seq2Seq) else keras.saving.deserialize_keras_object(m) for m in members]
         if not members:
@@ -63,6 +66,7 @@ class Seq2SeqEnsemble(Seq2Seq):
             value = getattr(first, name) if given[name] is None else given[name]
             setattr(self, name, type(getattr(first, name))(value))
         self.attention_lambda = 0.0
+        self.rescorer = rescorer_from_config(rescorer)  # the ensemble's own (members' are not used)
         self.training_config = training_config or {}
         self.ensemble = EnsembleDecoder([(m.decoder, m.encode) for m in members], combine)
         self.generator = Generator(self.ensemble, self.ensemble.encode,
@@ -80,5 +84,5 @@ class Seq2SeqEnsemble(Seq2Seq):
             **keras.Model.get_config(self),
             "members": [keras.saving.serialize_keras_object(m) for m in self.members],
             "combine": self.combine, **{name: getattr(self, name) for name in _SETTINGS},
-            "training_config": self.training_config,
+            **self._rescorer_config(), "training_config": self.training_config,
         }

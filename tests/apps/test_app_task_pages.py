@@ -382,7 +382,8 @@ def test_transliterate_page_words_n_best_and_character_alignment(bundled_env):
     assert line.endswith("!") and ". " in line and ", " in line  # punctuation kept
     assert not any(c.isascii() and c.isalpha() for c in line)  # every Latin word transliterated
     hyps = at.table[0].value
-    assert list(hyps.columns) == ["rank", "transliteration", "score"] and len(hyps) == 10  # the model's beam
+    # the model's beam, re-ranked by its rescorer: the combined score and the model's own
+    assert list(hyps.columns) == ["rank", "transliteration", "score", "model score"] and len(hyps) == 10
     scores = [float(s) for s in hyps["score"]]
     assert scores == sorted(scores, reverse=True) and line.startswith(hyps["transliteration"][0])
     assert len(at.image) == 1 and at.image[0].captions[0] == f"alignment of “{hyps['transliteration'][0]}”"

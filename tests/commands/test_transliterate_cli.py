@@ -74,3 +74,38 @@ def test_bad_options_and_word_models_are_refused(model_path, tmp_path, capsys):
     Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4).save(word_model)
     assert main(["transliterate", "--model", str(word_model), "--input", str(tmp_path / "none.txt")]) != 0
     assert "not a transliteration model" in capsys.readouterr().err
+
+
+def test_n_best_of_a_rescoring_model_shows_both_scores(model_path, tmp_path):
+    from captioner.decoding.rescoring import LexiconRescorer
+
+    src = tmp_path / "in.txt"
+    src.write_text("namaste\nghar ja\n", encoding="utf-8")
+    plain_out = tmp_path / "plain.jsonl"
+    assert main(["transliterate", "--model", model_path, "--input", str(src), "--output", str(plain_out),
+                 "--n-best", "3"]) == 0
+    plain = [json.loads(line) for line in plain_out.read_text(encoding="utf-8").splitlines()]
+    assert all("model_score" not in c for r in plain for c in r["candidates"])  # no rescorer: as before
+    # a rescorer that knows the beam's 3rd best of "namaste" lifts it to the top by its weight
+    third = plain[0]["candidates"][2]
+    model = keras.models.load_model(model_path)
+    model.rescorer = LexiconRescorer({third["text"]: 1}, lm_order=0, weights={"known": 50.0})
+    rescored_path = tmp_path / "rescored.keras"
+    model.save(rescored_path)
+    out = tmp_path / "out.jsonl"
+    assert main(["transliterate", "--model", str(rescored_path), "--input", str(src), "--output", str(out),
+                 "--n-best", "3"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    first = rows[0]
+    assert first["output"] == third["text"] == first["candidates"][0]["text"]
+    assert first["candidates"][0]["score"] == pytest.approx(third["score"] + 50.0, abs=2e-4)
+    assert first["candidates"][0]["model_score"] == pytest.approx(third["score"], abs=2e-4)
+    assert [c["text"] for c in first["candidates"][1:]] == [c["text"] for c in plain[0]["candidates"][:2]]
+    assert all(c["score"] == c["model_score"] for c in first["candidates"][1:])
+    assert first["words"][0]["candidates"] == first["candidates"]
+    # running text: a line candidate's scores are its words' sums, both kinds
+    line = rows[1]
+    words = line["words"]
+    assert line["candidates"][0]["model_score"] == pytest.approx(
+        sum(w["candidates"][0]["model_score"] for w in words), abs=1e-3)
+    assert line["candidates"][0]["score"] == pytest.approx(sum(w["candidates"][0]["score"] for w in words), abs=1e-3)

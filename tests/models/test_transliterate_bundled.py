@@ -37,6 +37,17 @@ def test_bundled_model_writes_devanagari_with_n_best_and_alignment(model):
     assert att[0].argmax() == 0 and att[len(out[1].tokens) - 1].argmax() >= 5
 
 
+def test_bundled_model_reranks_its_n_best_with_the_training_words(model):
+    # the re-ranker in its config: the train lexicon's native words and a character LM over them
+    assert model.rescorer is not None and model.rescorer.lm_order == 6 and len(model.rescorer.counts) == 25000
+    assert "घर" in model.rescorer.counts and set(model.rescorer.weights) == {"model", "lm", "lm_sum", "length"}
+    [rescored] = model.translate(["rehta"])
+    [plain] = model.translate(["rehta"], rescore=False)
+    assert plain.text == "रेहता" and rescored.text == "रहता"  # the model's choice, and the LM's
+    assert plain.model_scores is None and sorted(rescored.model_scores) == sorted(s for _, s in plain.hypotheses)
+    assert {t for t, _ in rescored.hypotheses} == {t for t, _ in plain.hypotheses}  # same n-best, new order
+
+
 def test_bundled_model_cli_running_text_bad_lines_and_n_best(tmp_path, capsys):
     from captioner.cli import main
 
@@ -59,3 +70,4 @@ def test_bundled_model_cli_running_text_bad_lines_and_n_best(tmp_path, capsys):
     assert len(rows) == 6 and rows[2]["output"] == lines[2]
     assert [w["source"] for w in rows[2]["words"]] == ["namaste", "India"]
     assert all(len(w["candidates"]) == 5 for w in rows[2]["words"])
+    assert all("model_score" in c for w in rows[2]["words"] for c in w["candidates"])  # re-ranked: both scores
