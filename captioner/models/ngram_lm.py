@@ -56,7 +56,8 @@ class KneserNeyLM:
                 self.types[k][gram[:-1]] += 1
             n1 = sum(1 for c in counts[k].values() if c == 1)
             n2 = sum(1 for c in counts[k].values() if c == 2)
-            self.discounts[k] = n1 / (n1 + 2 * n2) if n1 + n2 else 0.5
+            # no singletons (tiny data): the estimate would be 0 and every unseen word impossible
+            self.discounts[k] = n1 / (n1 + 2 * n2) if n1 else 0.5
         return self
 
     def prob(self, word, history):

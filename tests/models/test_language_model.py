@@ -104,6 +104,16 @@ def test_kneser_ney_is_a_distribution_and_add_one_by_hand():
     assert set(table) == {"add_one_unigram", "kneser_ney_2gram"}
 
 
+def test_kneser_ney_without_singletons_still_gives_unseen_words_mass():
+    """Every n-gram seen twice: the Chen-Goodman discount n1 / (n1 + 2 n2) would be 0 and a word
+    unseen after a history impossible (nll raised a math domain error); it stays a distribution."""
+    lm = KneserNeyLM(2).fit([["a", "b"], ["a", "b"]])
+    assert lm.prob("a", ["a"]) > 0
+    assert sum(lm.prob(w, ["a"]) for w in ["a", "b", "</s>"]) == pytest.approx(1.0, abs=1e-9)
+    nll, n = lm.nll([["b", "a"]])
+    assert n == 3 and math.isfinite(nll)
+
+
 def test_train_save_reload_in_a_fresh_process(tmp_path):
     """`captioner train lm` on generated text, then the saved file in a fresh process: same
     perplexity and the same seeded samples."""
