@@ -189,3 +189,16 @@ def test_scst_needs_an_init_model(xe_model, tmp_path):
     code = main(["train", "caption", "--scst", "--data-dir", str(data), "--features", str(features),
                  "--output-dir", str(tmp_path / "run")])
     assert code != 0
+
+
+def test_trained_log_probs_are_those_of_the_sampling_distribution():
+    """The teacher-forced log-probabilities the loss weighs are the ones the generator drew the
+    samples with (inference mode: no dropout), token for token."""
+    decoder = _decoder()
+    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=4, max_length=6)
+    feats = np.random.default_rng(3).normal(size=(3, 4, 10)).astype(np.float32)
+    tiled = np.repeat(feats, 4, axis=0)
+    out = decoder.generator.search(tf.constant(tiled), beam_size=1, alpha=0.0, max_length=6, temperature=1.0, seed=9)
+    _, sampled = model.sample(tf.constant(feats), tf.constant(9))
+    np.testing.assert_array_equal(sampled.numpy(), out["tokens"][:, 0].numpy())  # K copies of each image, in order
+    np.testing.assert_allclose(_log_probs(decoder, tiled, sampled.numpy()), out["log_probs"][:, 0].numpy(), rtol=1e-4)

@@ -194,7 +194,9 @@ class Caption(Recipe):
         cfg, role = self.cfg, trainer.role
         ids = [os.path.basename(p) for p in paths]
         if role.chief:
-            report = extract_features(paths, cfg.features, backbone=cfg.backbone, ids=ids)
+            # --scst: the init model's backbone (its decoder reads those features), whatever --backbone says
+            backbone = self.init.backbone.name if cfg.scst else cfg.backbone
+            report = extract_features(paths, cfg.features, backbone=backbone, ids=ids)
         barrier(trainer.strategy, role, "the chief extracts the features")
         if role.chief:
             return {p for p, _ in report.failed}
