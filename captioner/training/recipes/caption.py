@@ -346,7 +346,7 @@ class Caption(Recipe):
 
         c = self.cfg
         return ImageCaptioner(get_backbone(self.backbone).model, model, self.vocab, beam_size=c.beam_size,
-                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": c.kind, "seed": c.seed})
+                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
 
 
 def caption_statistics(captions):
