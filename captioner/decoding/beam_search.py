@@ -147,7 +147,8 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         temperature, top_k, seed: sampling instead of beam search (``beam_size`` must be 1):
             with ``temperature`` not None, each step's token is drawn by
             :func:`captioner.decoding.sampling.sample_tokens` (T = 0: the argmax, greedy;
-            ``top_k`` K > 0: from the K most probable only), keyed by ``(seed, step)``.
+            ``top_k`` K > 0: from the K most probable only), keyed by ``(seed, step)``;
+            ``seed`` an int, or a scalar int32 tensor in [0, 2**31).
             ``log_probs`` are those of the drawn tokens under the model.
         end_id may be None: no token ends a hypothesis (a character model), every hypothesis
             runs ``max_length`` steps.
@@ -166,7 +167,8 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     banned_ids = sorted({int(i) for i in banned_ids})
     end_id = -1 if end_id is None else int(end_id)  # -1: never generated, nothing ends
     sampling = temperature is not None
-    seed = int(seed) % 2**31  # the draw's key is (seed, step), int32
+    # the draw's key is (seed, step), int32; a scalar tensor seed (a compiled function's input) passes as it is
+    seed = tf.cast(seed, tf.int32) if tf.is_tensor(seed) else int(seed) % 2**31
     if sampling:
         temperature, top_k = check_sampling(temperature, top_k)
         if beam_size != 1:

@@ -23,7 +23,9 @@ fourth element, ``start_tokens`` int32 (B,), the first input token of each input
   ``seed``; :mod:`captioner.decoding.sampling`) as a rule of the same search with one beam;
 * one compiled function per decoding setting (beam size, alpha, max length, sampling) and input kind,
   ``tf.function(reduce_retracing=True)``, with the batch dimension left free (plus the dims
-  ``input_signature`` leaves free), so it is traced once per setting;
+  ``input_signature`` leaves free), so it is traced once per setting; a sampling function takes
+  the seed as one more (scalar int32) input, so a new seed per batch (self-critical training
+  draws one per batch) costs no new trace;
 * one result type, :class:`Generation`, and one way from ids to text
   (:func:`hypothesis_words`, :func:`hypothesis_texts`: ``Vocabulary.decode`` then
   ``detokenize``).
@@ -124,7 +126,12 @@ def _settings(beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None,
     temperature, top_k = check_sampling(temperature, top_k)
     if beam_size != 1:
         raise ValueError(f"sampling draws one hypothesis per input: beam_size must be 1, got {beam_size}")
-    return beam_size, float(alpha), max_length, no_repeat_ngram, temperature, top_k, int(seed) % 2**31
+    return beam_size, float(alpha), max_length, no_repeat_ngram, temperature, top_k, _seed(seed)
+
+
+def _seed(seed):
+    """The draw's seed: an int in [0, 2**31), or a scalar int tensor as it is (a compiled function's input)."""
+    return tf.cast(seed, tf.int32) if tf.is_tensor(seed) else int(seed) % 2**31
 
 
 class Generator:
@@ -186,21 +193,30 @@ class Generator:
         inputs = [tf.convert_to_tensor(x) for x in inputs]
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                            no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed)
+        if temperature is not None:  # the seed is the sampling function's last input
+            inputs.append(tf.cast(_seed(seed), tf.int32))
         return Generation(fn(*inputs))
 
     def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
-        """The cached ``tf.function`` that decodes ``inputs`` with these settings."""
+        """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
+        ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
+        (``seed`` here plays no part: one function serves every seed)."""
         settings = _settings(beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
+        sampling = settings[4] is not None
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
-        key = (settings, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
+        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
         if key not in self._compiled:
+            def decode(*xs):
+                xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
+                return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
+                                   no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
+                                   seed=draw_seed)
+
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(
-                lambda *xs: self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
-                                        no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
-                                        seed=settings[6]),
-                input_signature=signature, reduce_retracing=True, autograph=False)
+                decode, input_signature=list(signature) + ([tf.TensorSpec((), tf.int32)] if sampling else []),
+                reduce_retracing=True, autograph=False)
         return self._compiled[key]
 
     def with_preprocess(self, preprocess, input_signature=None) -> Generator:

@@ -13,7 +13,7 @@ from captioner.metrics.bleu import (
     ngram_counts,
 )
 from captioner.metrics.caption_metrics import METRIC_NAMES, evaluate_captions, java_available
-from captioner.metrics.cider import corpus_cider
+from captioner.metrics.cider import CiderD, corpus_cider
 from captioner.metrics.rouge import corpus_rouge_l, lcs_length, rouge_l
 from captioner.metrics.rouge_f1 import ROUGE_TYPES, RougeF1, RougeResult, corpus_rouge_f1
 
@@ -24,6 +24,7 @@ __all__ = [
     "corpus_bleu",
     "modified_precision",
     "ngram_counts",
+    "CiderD",
     "corpus_cider",
     "corpus_rouge_l",
     "lcs_length",

@@ -277,3 +277,22 @@ def test_settings_as_tensors_give_the_python_int_search(make, inputs, spec):
     assert len(one_graph._list_all_concrete_functions()) == 1  # traced once for every setting
     with pytest.raises(tf.errors.InvalidArgumentError, match="beam_size must be >= 1"):
         one_graph(x, 0, 0.0, 5)
+
+
+def test_sampling_traces_once_for_every_seed():
+    """The seed is an input of the compiled sampling function (self-critical training draws with a
+    new seed every batch): one trace serves all seeds, and each seed draws what the uncompiled
+    search draws with it."""
+    model, feats = _caption_model(), _features()
+    draws = {s: model.generator(feats, beam_size=1, alpha=0.0, max_length=7, temperature=1.5, seed=s)
+             for s in (3, 4, 2**31 + 3)}
+    assert len(model.generator._compiled) == 1
+    fn = next(iter(model.generator._compiled.values()))
+    assert fn.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(draws[3]["tokens"].numpy(), draws[2**31 + 3]["tokens"].numpy())  # mod 2**31
+    assert (draws[3]["tokens"].numpy() != draws[4]["tokens"].numpy()).any()
+    for s in (3, 4):
+        eager = model.generator.search(tf.constant(feats), beam_size=1, alpha=0.0, max_length=7, temperature=1.5,
+                                       seed=s)
+        np.testing.assert_array_equal(eager["tokens"].numpy(), draws[s]["tokens"].numpy())
+        np.testing.assert_allclose(eager["log_probs"].numpy(), draws[s]["log_probs"].numpy(), rtol=1e-5)

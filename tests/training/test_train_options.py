@@ -60,6 +60,9 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
     # translate's subword/cased options (issue 21): their defaults are the word-level, lower-cased
     # models of before (--subword-vocab only applies with --subword)
     neutral = {"--subword": "none", "--subword-vocab": 8000, "--cased": False} if task == "translate" else {}
+    if task == "caption":  # self-critical training (issue 20): its options only apply with --scst
+        neutral = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "greedy",
+                   "--scst-learning-rate": 5e-5}
     for flag in set(now) - set(BEFORE[task]):
         if flag in neutral:
             assert now[flag].default == neutral[flag], flag

@@ -1,0 +1,171 @@
+"""Self-critical sequence training (SCST) of a caption decoder: REINFORCE with CIDEr-D as the
+reward and the model's own captions as the baseline.
+
+Rennie et al. 2017 ("Self-critical sequence training for image captioning"): sample captions
+from the current model, reward each by its CIDEr-D against the image's references, subtract
+the reward of the model's greedy caption (the baseline), and raise the log-probability of the
+samples that beat it while lowering the others'. Luo 2020 ("A better variant of self-critical
+sequence training"): draw K samples per image and let each sample's baseline be the mean
+reward of the OTHER K - 1 (no greedy decoding needed).
+
+It is one training step, run by Keras fit inside the caption recipe's Trainer run (the batches
+are the training images: their features, their rows in the training set and a seed):
+
+    features (B, R, D) -> K samples per image, one batched call of the model's Generator
+        (sampling rule, seed keyed by (run seed, epoch, batch)); greedy: one more call (B rows)
+    -> rewards: CIDEr-D of each caption against its image's training references, document
+       frequencies from all training references (`tf.numpy_function`, Python)
+    -> advantage = reward - baseline                                            (B * K,)
+    -> loss = -sum(advantage * log p(sampled token), masked) / number of sampled tokens
+
+Everything happens inside the step, so the samples come from the weights the step updates
+(exactly on-policy) and a run is a pure function of its seed, also across `--resume`. The
+decoder runs in inference mode here (no dropout, and no doubly stochastic attention penalty,
+which the caption model adds in training mode only): the log-probabilities trained are those of
+the distribution the samples were drawn from.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
+
+BASELINES = ("greedy", "mean")
+
+
+def advantages(rewards, greedy=None, baseline="greedy"):
+    """rewards (B, K) of K samples per image -> advantages (B, K).
+
+    baseline "greedy": reward - the image's greedy caption reward `greedy` (B,) (Rennie et al.);
+    "mean": reward - the mean reward of the image's OTHER K - 1 samples (Luo 2020; K >= 2)."""
+    rewards = np.asarray(rewards, np.float64)
+    if baseline == "greedy":
+        return rewards - np.asarray(greedy, np.float64)[:, None]
+    if baseline == "mean":
+        k = rewards.shape[1]
+        if k < 2:
+            raise ValueError("the mean baseline needs at least 2 samples per image")
+        return rewards - (rewards.sum(axis=1, keepdims=True) - rewards) / (k - 1)
+    raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+
+
+def caption_words(vocab_tokens, ids):
+    """Generated ids -> words, up to (not including) <end>; <pad> after it dropped."""
+    words = []
+    for i in ids:
+        i = int(i)
+        if i == END_ID:
+            break
+        if i != PAD_ID:
+            words.append(vocab_tokens[i])
+    return words
+
+
+class CaptionRewards:
+    """CIDEr-D rewards of generated ids against the training references of their images.
+
+    scorer: a `captioner.metrics.CiderD` (df from all training references); references: one
+    list of tokenized references per training image (row order of the training features)."""
+
+    def __init__(self, scorer, references, vocab_tokens):
+        self.scorer = scorer
+        self.references = [scorer.prepare(refs) for refs in references]  # vectors computed once
+        self.vocab_tokens = list(vocab_tokens)
+
+    def __call__(self, ids, rows):
+        """ids (N, T) generated ids, rows (N,) training image of each -> rewards (N,) float32."""
+        return np.array([self.scorer.score(caption_words(self.vocab_tokens, t), self.references[int(r)])
+                         for t, r in zip(ids, rows)], np.float32)
+
+
+class SelfCriticalCaptioner(keras.Model):
+    """Trains `captioner` (a `CaptionDecoderModel`) by SCST; see the module docstring.
+
+    fit batches: ({"annotations": (B, R, D), "seed": (B,) int32 (one value)}, rows (B,) int32 the
+    training image of each row). Never saved itself: `inference_copy()` is the decoder's."""
+
+    def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, **kwargs):
+        super().__init__(**kwargs)
+        if baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        if baseline == "mean" and samples < 2:
+            raise ValueError("the mean baseline needs --scst-samples >= 2")
+        self.captioner, self.rewards = captioner, rewards
+        self.samples, self.baseline, self.max_length = int(samples), baseline, int(max_length)
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.reward_tracker = keras.metrics.Mean(name="sample_reward")
+        self.greedy_tracker = keras.metrics.Mean(name="greedy_reward")
+        self.length_tracker = keras.metrics.Mean(name="sample_length")
+        self.built = True  # every weight is the captioner's, built already: checkpoints save and load at once
+
+    @property
+    def metrics(self):
+        trackers = [self.loss_tracker, self.reward_tracker, self.length_tracker]
+        return trackers + ([self.greedy_tracker] if self.baseline == "greedy" else [])
+
+    def call(self, inputs, training=False):
+        return self.captioner(inputs, training=training)
+
+    def _rewards_and_advantages(self, sampled, greedy, rows):
+        """numpy: sampled (B*K, T), greedy (B, T) or (0, T), rows (B,) -> rewards (B*K,),
+        greedy rewards (B,), advantages (B*K,), all float32."""
+        k = self.samples
+        rows = np.asarray(rows)
+        sample_rewards = self.rewards(sampled, np.repeat(rows, k))
+        greedy_rewards = self.rewards(greedy, rows) if self.baseline == "greedy" else np.zeros(len(rows), np.float32)
+        adv = advantages(sample_rewards.reshape(-1, k), greedy_rewards, self.baseline).reshape(-1)
+        return sample_rewards, greedy_rewards, adv.astype(np.float32)
+
+    def sample(self, annotations, seed):
+        """K sampled captions per image (one batched call of the Generator): ids (B*K, T) with
+        <end> then <pad>; row b*K + k is sample k of image b."""
+        tiled = tf.repeat(annotations, self.samples, axis=0)  # (B*K, R, D)
+        out = self.captioner.generator.search(tiled, beam_size=1, alpha=0.0, max_length=self.max_length,
+                                              temperature=1.0, seed=seed)
+        return tiled, out["tokens"][:, 0]  # (B*K, R, D), (B*K, T)
+
+    def reinforce_loss(self, annotations, sampled, adv):
+        """-sum(advantage * log p(token)) over the sampled tokens / their number (teacher forcing
+        on the samples, inference mode). annotations (N, R, D), sampled (N, T), adv (N,)."""
+        n = tf.shape(sampled)[0]
+        inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
+        logits = self.captioner({"annotations": annotations, "tokens": inputs}, training=False)  # (N, T, V)
+        log_p = -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, tf.cast(logits, tf.float32))  # (N, T)
+        mask = tf.cast(sampled != PAD_ID, tf.float32)  # the sampled tokens, <end> included
+        return -tf.reduce_sum(adv[:, None] * log_p * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
+    def train_step(self, data):
+        inputs, rows = data[0], data[1]
+        annotations = tf.cast(inputs["annotations"], self.captioner.compute_dtype)  # (B, R, D)
+        seed = tf.cast(inputs["seed"][0], tf.int32)
+        tiled, sampled = self.sample(annotations, seed)  # (B*K, R, D), (B*K, T)
+        if self.baseline == "greedy":
+            greedy = self.captioner.generator.search(annotations, beam_size=1, alpha=0.0,
+                                                     max_length=self.max_length)["tokens"][:, 0]  # (B, T)
+        else:
+            greedy = tf.zeros([0, self.max_length], tf.int32)
+        sample_rewards, greedy_rewards, adv = tf.numpy_function(
+            self._rewards_and_advantages, [sampled, greedy, rows], [tf.float32, tf.float32, tf.float32],
+            stateful=False)
+        for t in (sample_rewards, greedy_rewards, adv):
+            t.set_shape([None])  # (B*K,), (B,), (B*K,)
+        with tf.GradientTape() as tape:
+            loss = self.reinforce_loss(tiled, sampled, adv)
+        variables = self.captioner.trainable_variables
+        self.optimizer.apply(tape.gradient(loss, variables), variables)
+        self.loss_tracker.update_state(loss)
+        self.reward_tracker.update_state(sample_rewards)
+        words = tf.logical_and(sampled != PAD_ID, sampled != END_ID)  # (B*K, T)
+        self.length_tracker.update_state(tf.reduce_sum(tf.cast(words, tf.float32), axis=1))
+        if self.baseline == "greedy":
+            self.greedy_tracker.update_state(greedy_rewards)
+        return {m.name: m.result() for m in self.metrics}
+
+    def inference_copy(self):
+        """The trained decoder as an uncompiled float32 copy (what the saved model holds)."""
+        from captioner.models.pixel_model import inference_copy
+
+        return inference_copy(self.captioner)

@@ -1,0 +1,204 @@
+"""Self-critical sequence training: advantages by hand, the REINFORCE step's direction on a tiny
+decoder, and `captioner train caption --scst` end to end (saved model, resume)."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner.text.vocabulary import END_ID, PAD_ID, Vocabulary
+from captioner.training.scst import SelfCriticalCaptioner, advantages, caption_words
+
+WORDS = ("a", "red", "blue", "square", "circle")
+VOCAB = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
+
+
+def test_greedy_baseline_by_hand():
+    rewards = [[1.0, 0.5, 0.0], [2.0, 2.0, 3.0]]
+    np.testing.assert_allclose(advantages(rewards, [0.5, 2.5], "greedy"), [[0.5, 0.0, -0.5], [-0.5, -0.5, 0.5]])
+
+
+def test_mean_of_the_other_samples_baseline_by_hand():
+    # image 1: baselines (0.5+0)/2, (1+0)/2, (1+0.5)/2 = 0.25, 0.5, 0.75
+    # image 2: (2+3)/2, (2+3)/2, (2+2)/2 = 2.5, 2.5, 2
+    got = advantages([[1.0, 0.5, 0.0], [2.0, 2.0, 3.0]], baseline="mean")
+    np.testing.assert_allclose(got, [[0.75, 0.0, -0.75], [-0.5, -0.5, 1.0]])
+    assert abs(got.sum()) < 1e-12  # the mean baseline's advantages of an image sum to 0
+    with pytest.raises(ValueError, match="2 samples"):
+        advantages([[1.0], [2.0]], baseline="mean")
+    with pytest.raises(ValueError, match="baseline"):
+        advantages([[1.0]], [0.0], baseline="max")
+
+
+def test_caption_words_stop_at_end():
+    a, red, square = 4, 5, 7
+    assert caption_words(VOCAB.tokens, [a, red, square, END_ID, PAD_ID]) == ["a", "red", "square"]
+    assert caption_words(VOCAB.tokens, [a, red]) == ["a", "red"]  # unfinished within max_length
+
+
+def _decoder(seed=0):
+    import keras
+
+    from captioner.models.caption_decoder_model import CaptionDecoderModel
+
+    keras.utils.set_random_seed(seed)
+    return CaptionDecoderModel(len(VOCAB), annotation_dim=10, projection_dim=8, embedding_dim=8, units=8,
+                               attention_units=8, dropout=0.0)
+
+
+class FixedRewards:
+    """With the greedy baseline each step asks for the samples' rewards, then the greedy
+    captions': reward 1 to the samples and 0 to the greedy captions (advantages all +1), or the
+    opposite (all -1). Remembers the sampled ids."""
+
+    def __init__(self, sign):
+        self.sign, self.seen, self.calls = sign, [], 0
+
+    def __call__(self, ids, rows):
+        is_sample = self.calls % 2 == 0
+        self.calls += 1
+        if is_sample:
+            self.seen.append(np.array(ids))
+        return np.full(len(ids), float(is_sample == (self.sign > 0)), np.float32)
+
+
+def _log_probs(decoder, feats, ids):
+    """Summed log-probability of each caption `ids` (N, T) given its features (N, R, D)."""
+    n = len(ids)
+    inputs = np.concatenate([np.full((n, 1), 1, np.int32), ids[:, :-1]], axis=1)
+    logits = decoder({"annotations": feats, "tokens": inputs}, training=False)
+    log_p = -tf.nn.sparse_softmax_cross_entropy_with_logits(ids, logits).numpy()
+    return (log_p * (ids != PAD_ID)).sum(axis=1)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_one_step_moves_the_sampled_captions_log_prob_with_the_advantage(sign):
+    import keras
+
+    decoder = _decoder()
+    rewards = FixedRewards(sign)
+    model = SelfCriticalCaptioner(decoder, rewards, samples=3, baseline="greedy", max_length=6)
+    model.compile(optimizer=keras.optimizers.SGD(0.5))
+    feats = np.random.default_rng(1).normal(size=(2, 4, 10)).astype(np.float32)
+    batch = ({"annotations": feats, "seed": np.full(2, 7, np.int32)}, np.array([0, 1], np.int32))
+    before = decoder.get_weights()
+    logs = model.train_on_batch(*batch, return_dict=True)
+    sampled = rewards.seen[0]  # (6, T): 3 samples of each of the 2 images
+    assert sampled.shape[0] == 6
+    assert logs["sample_reward"] == pytest.approx(1.0 if sign > 0 else 0.0)
+    assert logs["greedy_reward"] == pytest.approx(0.0 if sign > 0 else 1.0)
+    tiled = np.repeat(feats, 3, axis=0)
+    after = _log_probs(decoder, tiled, sampled)
+    decoder.set_weights(before)
+    start = _log_probs(decoder, tiled, sampled)
+    if sign > 0:  # every sample beat its greedy caption: all become more likely
+        assert (after > start).all()
+    else:
+        assert (after < start).all()
+
+
+def test_the_loss_is_the_advantage_weighted_token_mean():
+    decoder = _decoder()
+    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=1)
+    feats = np.random.default_rng(2).normal(size=(2, 4, 10)).astype(np.float32)
+    ids = np.array([[4, 5, 7, END_ID], [4, END_ID, PAD_ID, PAD_ID]], np.int32)
+    adv = np.array([2.0, -1.0], np.float32)
+    per_caption = _log_probs(decoder, feats, ids)
+    want = -(2.0 * per_caption[0] - 1.0 * per_caption[1]) / 6  # 4 + 2 sampled tokens (<end> included)
+    assert float(model.reinforce_loss(feats, ids, adv)) == pytest.approx(want, rel=1e-5)
+
+
+# -- end to end: `captioner train caption --scst` on drawn shapes ------------------------------
+
+@pytest.fixture(scope="module")
+def xe_model(tmp_path_factory):
+    """A shapes dataset, its features and a cross-entropy model (1 epoch) to start SCST from."""
+    from test_train_caption import TINY, _train
+    from training_support import write_shapes_flickr8k
+
+    data = write_shapes_flickr8k(tmp_path_factory.mktemp("shapes8k"))
+    out = tmp_path_factory.mktemp("xe")
+    assert _train(data, out, "--epochs", "2", "--final-eval-beams", "", *TINY[-2:]) == 0
+    return data, out / "features.h5", out / "run" / "model.keras"
+
+
+def _scst(xe_model, out, *extra):
+    from captioner.cli import main
+
+    data, features, init = xe_model
+    return main(["train", "caption", "--scst", "--init-model", str(init), "--data-dir", str(data),
+                 "--features", str(features), "--output-dir", str(out), "--batch-size", "6", "--beam-size", "2",
+                 "--max-length", "8", "--scst-samples", "3", "--scst-learning-rate", "0.001",
+                 "--final-eval-beams", "1", *extra])
+
+
+def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_path):
+    import keras
+
+    import captioner  # noqa: F401
+
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1") == 0
+    run = tmp_path / "run"
+    history = json.loads((run / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1]
+    for key in ("dev_CIDEr", "dev_BLEU-4", "sample_reward", "greedy_reward", "sample_length", "loss",
+                "dev_caption_length", "dev_distinct_captions", "dev_vocabulary"):
+        assert key in history[0], key
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert "dev_CIDEr" in metrics["before_scst"] and metrics["selection"].startswith("dev CIDEr")
+    card = json.loads((run / "model.json").read_text())
+    assert card["extra"]["scst"]["baseline"] == "greedy" and card["config"]["scst"] is True
+    init = keras.models.load_model(xe_model[2])
+    assert json.loads((run / "vocabulary.json").read_text())["tokens"] == list(init.vocabulary.tokens)
+    model = keras.models.load_model(run / "model.keras")  # safe mode
+    assert model.backbone.name == init.backbone.name
+    image = sorted((xe_model[0] / "Images").iterdir())[0]
+    caption = model.caption([str(image)])[0]
+    assert isinstance(caption.text, str) and caption.tokens
+
+
+def test_scst_mean_baseline_runs(xe_model, tmp_path):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--final-eval-beams", "") == 0
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
+
+
+def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
+    import keras
+
+    from training_support import assert_resume_replays_batches
+
+    assert_resume_replays_batches(lambda out, *extra: _scst(xe_model, out, "--final-eval-beams", "", *extra),
+                                  tmp_path, monkeypatch)
+    straight = json.loads((tmp_path / "straight" / "history.json").read_text())
+    resumed = json.loads((tmp_path / "resumed" / "history.json").read_text())
+    for a, b in zip(straight, resumed):  # the same samples, rewards and dev figures
+        for key in ("sample_reward", "greedy_reward", "dev_CIDEr"):
+            assert a[key] == pytest.approx(b[key], rel=1e-5), key
+    w1 = keras.models.load_model(tmp_path / "straight" / "model.keras").decoder.get_weights()
+    w2 = keras.models.load_model(tmp_path / "resumed" / "model.keras").decoder.get_weights()
+    for x, y in zip(w1, w2):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+
+
+def test_scst_needs_an_init_model(xe_model, tmp_path):
+    from captioner.cli import main
+
+    data, features, _ = xe_model
+    code = main(["train", "caption", "--scst", "--data-dir", str(data), "--features", str(features),
+                 "--output-dir", str(tmp_path / "run")])
+    assert code != 0
+
+
+def test_trained_log_probs_are_those_of_the_sampling_distribution():
+    """The teacher-forced log-probabilities the loss weighs are the ones the generator drew the
+    samples with (inference mode: no dropout), token for token."""
+    decoder = _decoder()
+    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=4, max_length=6)
+    feats = np.random.default_rng(3).normal(size=(3, 4, 10)).astype(np.float32)
+    tiled = np.repeat(feats, 4, axis=0)
+    out = decoder.generator.search(tf.constant(tiled), beam_size=1, alpha=0.0, max_length=6, temperature=1.0, seed=9)
+    _, sampled = model.sample(tf.constant(feats), tf.constant(9))
+    np.testing.assert_array_equal(sampled.numpy(), out["tokens"][:, 0].numpy())  # K copies of each image, in order
+    np.testing.assert_allclose(_log_probs(decoder, tiled, sampled.numpy()), out["log_probs"][:, 0].numpy(), rtol=1e-4)
