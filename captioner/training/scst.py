@@ -127,13 +127,28 @@ class SelfCriticalCaptioner(keras.Model):
                                               temperature=1.0, seed=seed)
         return tiled, out["tokens"][:, 0]  # (B*K, R, D), (B*K, T)
 
+    def sampling_log_probs(self, annotations, sampled):
+        """Teacher-forced log-probabilities (N, T) of the sampled ids under the distribution they
+        were drawn from (inference mode): the softmax over the tokens the generator may write, its
+        banned ids (<pad>, <unk>, <start>) left out. Over the full softmax instead, the expected
+        gradient of log p under the samples would not be 0 but point away from the sampled tokens
+        towards the banned ones, scaled by the baseline: with the greedy baseline (most advantages
+        negative) that bias pushed probability into <unk>/<pad> and away from <end> until the
+        captions fell apart (dev CIDEr 49.6 -> ~10 within one epoch on Flickr8k)."""
+        n = tf.shape(sampled)[0]
+        inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
+        logits = tf.cast(self.captioner({"annotations": annotations, "tokens": inputs}, training=False),
+                         tf.float32)  # (N, T, V)
+        banned = self.captioner.generator.banned_ids
+        if banned:
+            vocab = logits.shape[-1]
+            logits = logits + tf.constant(np.isin(np.arange(vocab), banned) * -1e9, tf.float32)  # (N, T, V)
+        return -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, logits)  # (N, T)
+
     def reinforce_loss(self, annotations, sampled, adv):
         """-sum(advantage * log p(token)) over the sampled tokens / their number (teacher forcing
         on the samples, inference mode). annotations (N, R, D), sampled (N, T), adv (N,)."""
-        n = tf.shape(sampled)[0]
-        inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
-        logits = self.captioner({"annotations": annotations, "tokens": inputs}, training=False)  # (N, T, V)
-        log_p = -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, tf.cast(logits, tf.float32))  # (N, T)
+        log_p = self.sampling_log_probs(annotations, sampled)  # (N, T)
         mask = tf.cast(sampled != PAD_ID, tf.float32)  # the sampled tokens, <end> included
         return -tf.reduce_sum(adv[:, None] * log_p * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
