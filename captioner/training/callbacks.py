@@ -199,7 +199,8 @@ class TimeBudget(keras.callbacks.Callback):
                 self._stop()
 
 
-def plot_history(history, directory, metric="dev_BLEU-4", filename="training_curve.png"):
+def plot_history(history, directory, metric="dev_BLEU-4", filename="training_curve.png",
+                 loss_label="cross-entropy per token"):
     """Loss and the dev metric per epoch, side by side."""
     import matplotlib
 
@@ -211,7 +212,7 @@ def plot_history(history, directory, metric="dev_BLEU-4", filename="training_cur
     for key, style in (("loss", "-o"), ("val_loss", "--o")):
         if any(key in h for h in history):
             ax1.plot(epochs, [h.get(key) for h in history], style, label=key)
-    ax1.set_xlabel("epoch"), ax1.set_ylabel("cross-entropy per token"), ax1.legend(), ax1.grid(alpha=0.3)
+    ax1.set_xlabel("epoch"), ax1.set_ylabel(loss_label), ax1.legend(), ax1.grid(alpha=0.3)
     ax2.plot(epochs, [h.get(metric) for h in history], "-o", color="tab:green")
     ax2.set_xlabel("epoch"), ax2.set_ylabel(metric), ax2.grid(alpha=0.3)
     ax2.set_title(f"{metric} from beam decoding")

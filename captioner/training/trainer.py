@@ -32,6 +32,7 @@ class Recipe:
     metric = None        # the key of `evaluate_dev()` that selects the model (higher is better)
     selection = ""       # how the model is selected, in words (metrics and card)
     verbose = 1          # Keras fit's progress: 1 a bar, 2 one line per epoch
+    loss_label = "cross-entropy per token"  # the training curve's loss axis
     notes = ""
 
     def __init__(self, cfg):
@@ -263,7 +264,8 @@ class Trainer:
               "the epoch to resume from (--resume: every worker needs to read the chief's --output-dir)")
         checkpoint = EpochCheckpoint(run_dir, lambda: recipe.evaluate_dev(model), recipe.metric,
                                      patience=cfg.patience, state=state, lr_decay=cfg.lr_decay,
-                                     plot_fn=lambda h, d: plot_history(h, d, recipe.metric))
+                                     plot_fn=lambda h, d: plot_history(h, d, recipe.metric,
+                                                                        loss_label=recipe.loss_label))
         callbacks = [checkpoint, keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
         if cfg.time_budget:
             callbacks.append(TimeBudget(cfg.time_budget, self.strategy if self.role.distributed else None))

@@ -82,3 +82,19 @@ def test_no_resume_asked_or_nothing_committed_starts_fresh(tmp_path):
     assert run.resume(_model(), True) is None
     (tmp_path / "checkpoint-0001.weights.h5").write_bytes(b"half")  # killed before its first state
     assert run.resume(_model(), True) is None and run.resume(_model(), False) is None
+
+
+def test_training_curve_names_the_loss_it_plots(tmp_path, monkeypatch):
+    """The curve's loss axis says what the recipe minimizes (SCST: a REINFORCE loss, not cross-entropy)."""
+    import matplotlib.axes
+
+    from captioner.training.callbacks import plot_history
+
+    labels = []
+    original = matplotlib.axes.Axes.set_ylabel
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_ylabel",
+                        lambda self, label, *a, **k: (labels.append(label), original(self, label, *a, **k))[1])
+    history = [{"epoch": 1, "loss": -0.1, "dev_CIDEr": 46.9}, {"epoch": 2, "loss": -0.09, "dev_CIDEr": 47.5}]
+    plot_history(history, str(tmp_path), "dev_CIDEr", loss_label="REINFORCE loss")
+    assert (tmp_path / "training_curve.png").stat().st_size > 0
+    assert labels == ["REINFORCE loss", "dev_CIDEr"]

@@ -86,6 +86,7 @@ class Caption(Recipe):
         super().__init__(cfg)
         if cfg.scst:
             self.metric = "dev_CIDEr"
+            self.loss_label = "REINFORCE loss (-advantage x log p per token)"
 
     def check(self):
         from captioner.errors import InputError
