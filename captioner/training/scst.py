@@ -134,7 +134,7 @@ class SelfCriticalCaptioner(keras.Model):
         gradient of log p under the samples would not be 0 but point away from the sampled tokens
         towards the banned ones, scaled by the baseline: with the greedy baseline (most advantages
         negative) that bias pushed probability into <unk>/<pad> and away from <end> until the
-        captions fell apart (dev CIDEr 49.6 -> ~10 within one epoch on Flickr8k)."""
+        captions fell apart (on Flickr8k, the greedy captions' training CIDEr-D 0.71 -> below 0.2 in one epoch)."""
         n = tf.shape(sampled)[0]
         inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
         logits = tf.cast(self.captioner({"annotations": annotations, "tokens": inputs}, training=False),
