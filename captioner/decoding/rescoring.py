@@ -11,7 +11,7 @@ penalty), so greedy, beam width and every CLI, app and server path see the same 
 search itself is not changed.
 
 :class:`LexiconRescorer` holds a word list (with counts) from the TRAINING data and a
-character Kneser-Ney n-gram LM over it (:class:`captioner.models.ngram_lm.KneserNeyLM`),
+character Kneser-Ney n-gram LM over it (:class:`captioner.text.ngram_lm.KneserNeyLM`),
 rebuilt deterministically from the word list when first used. Its features of a candidate c:
 
     "model"      the model's score (what the beam search ranked by)
@@ -78,7 +78,7 @@ class LexiconRescorer:
     @property
     def lm(self):
         if self._lm is None and self.lm_order > 0 and self.counts:
-            from captioner.models.ngram_lm import KneserNeyLM
+            from captioner.text.ngram_lm import KneserNeyLM
 
             if self.lm_counts:
                 sequences = [list(w) for w, c in self.counts.items() for _ in range(c)]

@@ -13,7 +13,7 @@ import pytest
 import captioner  # noqa: F401
 from captioner.errors import InputError
 from captioner.models.language_model import LanguageModel, bits_per_token, perplexity
-from captioner.models.ngram_lm import KneserNeyLM, add_one_unigram_nll, compare_baselines
+from captioner.text.ngram_lm import KneserNeyLM, add_one_unigram_nll, compare_baselines
 
 REPO = Path(__file__).resolve().parents[2]
 SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]

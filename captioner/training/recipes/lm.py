@@ -148,7 +148,7 @@ class LanguageModelRecipe(Recipe):
                          if c.level == "char" else
                          "Perplexity per word: each sentence <start> w1 .. wn <end>, every word and <end> predicted, "
                          "<unk> like any word.")
-                      + " Baselines: count models on exactly the same tokens (captioner/models/ngram_lm.py).")
+                      + " Baselines: count models on exactly the same tokens (captioner/text/ngram_lm.py).")
         log.info("%s; vocabulary %d", self.desc, len(self.vocab))
         return {"vocab_size": len(self.vocab), "data": self.desc, **counts}
 
@@ -213,7 +213,7 @@ class LanguageModelRecipe(Recipe):
         import time
 
         from captioner.io import write_json
-        from captioner.models.ngram_lm import compare_baselines
+        from captioner.text.ngram_lm import compare_baselines
 
         c = self.cfg
         model = model.inference_copy()  # float32, as saved
