@@ -125,7 +125,7 @@ class Caption(Recipe):
             self.selection = f"dev CIDEr (python CIDEr-D, beam {cfg.beam_size})"
             self.init = self._init_model()
             # the reward's document frequencies: every reference of the training split (before --limit)
-            self.df_references = [[tokenize(c) for c in train.captions[p]] for p in train.image_paths]
+            self.df_references = {p: [tokenize(c) for c in train.captions[p]] for p in train.image_paths}
             self.run_path = trainer.run_dir.path
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
         dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
@@ -237,15 +237,14 @@ class Caption(Recipe):
         """The init model's decoder (architecture, weights) inside the SCST training step."""
         from captioner.metrics import CiderD
         from captioner.models.caption_decoder_model import CaptionDecoderModel
-        from captioner.text import tokenize
         from captioner.training.scst import CaptionRewards, SelfCriticalCaptioner
 
         c, init = self.cfg, self.init
         decoder = CaptionDecoderModel.from_config(init.decoder.get_config())
         decoder.set_weights(init.decoder.get_weights())
         t = time.perf_counter()
-        references = [[tokenize(r) for r in self.train_set.captions[p]] for p in self.train_set.image_paths]
-        rewards = CaptionRewards(CiderD(self.df_references), references, self.vocab.tokens)
+        references = [self.df_references[p] for p in self.train_set.image_paths]  # the rows trained on
+        rewards = CaptionRewards(CiderD(self.df_references.values()), references, self.vocab.tokens)
         log.info("CIDEr-D reward: df of %d training images, %d images' references prepared in %.1f s",
                  len(self.df_references), len(references), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
