@@ -90,10 +90,15 @@ MODELS = {
                   "CAPTIONER_CLASSIFY_MODEL", "classify"),
         ModelSpec("dialogue", "SGD hierarchical dialogue model", "assets/models/sgd_dialogue.keras",
                   "CAPTIONER_DIALOGUE_MODEL", "respond"),
-        ModelSpec("video_caption", "Video captioner", "assets/models/video_caption.keras",
+        ModelSpec("video_caption", "Video captioner (real scenes)", "assets/models/flickr8k_video_caption.keras",
                   "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption"),
-        ModelSpec("video_classify", "Video activity classifier", "assets/models/video_classify.keras",
+        ModelSpec("video_classify", "Activity classifier (real scenes)", "assets/models/flickr8k_video_activity.keras",
                   "CAPTIONER_VIDEO_CLASSIFY_MODEL", "video-classify"),
+        ModelSpec("video_caption_shapes", "Generated shapes: captioner (toy)", "assets/models/shapes_video_caption.keras",
+                  "CAPTIONER_SHAPES_VIDEO_CAPTION_MODEL", "video-caption"),
+        ModelSpec("video_classify_shapes", "Generated shapes: motion classifier (toy)",
+                  "assets/models/shapes_video_classify.keras", "CAPTIONER_SHAPES_VIDEO_CLASSIFY_MODEL",
+                  "video-classify"),
     )
 }
 

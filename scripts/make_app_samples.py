@@ -6,9 +6,12 @@
   are, and ``questions.json``: {file: [[question, answer], ...]} with easy-VQA's own test
   questions about each, which the VQA page offers as suggestions (the bundled VQA model
   knows only easy-VQA's shapes, colours and question forms).
-* ``video/``: small generated clips (captioner.data.synthetic_video.render_clip: one
+* ``video/``: two real clips, the first seconds of two of the shared real clips
+  (``--real-clips``: the OpenMMLab mmaction2 test videos, Apache-2.0), every second frame,
+  scaled to at most 256 pixels wide, re-encoded as VP8 WebM (browsers play it, OpenCV reads it);
+* ``video/shapes/``: small generated clips (captioner.data.synthetic_video.render_clip: one
   coloured shape moving over a noisy background, 64x64, 16 frames at 12 fps) written as
-  VP8 WebM, which browsers play and OpenCV reads; a seed not used for the training set.
+  VP8 WebM; a seed not used for the training set.
 """
 
 import argparse
@@ -26,6 +29,12 @@ CLIPS = (  # (motion, colour, shape)
 )
 CLIP_SEED = 20261122
 CLIP_FPS = 12
+REAL_CLIPS = (  # (file in --real-clips, sample name, seconds kept)
+    ("demo_demo.mp4", "arm_wrestling.webm", 3.0),
+    ("tests_data_test.mp4", "cleaning_a_pool.webm", 3.0),
+)
+REAL_WIDTH = 256
+REAL_STEP = 2  # every second frame (half the frame rate): OpenCV's VP8 bit rate is fixed, this keeps files small
 
 
 def write_easy_vqa(out):
@@ -50,7 +59,7 @@ def write_easy_vqa(out):
 def write_clips(out):
     from captioner.data.synthetic_video import captions_for, render_clip, write_video
 
-    folder = os.path.join(out, "video")
+    folder = os.path.join(out, "video", "shapes")
     os.makedirs(folder, exist_ok=True)
     rng = np.random.default_rng(CLIP_SEED)
     names = []
@@ -62,11 +71,44 @@ def write_clips(out):
     return names
 
 
+def write_real_clips(out, real_clips_dir):
+    """The first seconds of each REAL_CLIPS file, every REAL_STEP-th frame, at most REAL_WIDTH wide, as VP8 WebM."""
+    import cv2
+
+    from captioner.data.synthetic_video import write_video
+
+    folder = os.path.join(out, "video")
+    os.makedirs(folder, exist_ok=True)
+    names = []
+    for source, name, seconds in REAL_CLIPS:
+        cap = cv2.VideoCapture(os.path.join(real_clips_dir, source))
+        fps = cap.get(cv2.CAP_PROP_FPS) or 25.0
+        frames = []
+        for k in range(round(seconds * fps)):
+            ok, bgr = cap.read()
+            if not ok:
+                break
+            if k % REAL_STEP:
+                continue
+            h, w = bgr.shape[:2]
+            if w > REAL_WIDTH:
+                bgr = cv2.resize(bgr, (REAL_WIDTH, round(h * REAL_WIDTH / w / 2) * 2), interpolation=cv2.INTER_AREA)
+            frames.append(bgr[..., ::-1])
+        cap.release()
+        if not frames:
+            raise SystemExit(f"{source}: no frames could be read")
+        write_video(os.path.join(folder, name), np.stack(frames), fps / REAL_STEP, codec="VP80")
+        names.append(name)
+    return names
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="assets/samples")
+    parser.add_argument("--real-clips", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared",
+                                                             "datasets", "real-clips"))
     args = parser.parse_args(argv)
-    for name in write_easy_vqa(args.out) + write_clips(args.out):
+    for name in write_easy_vqa(args.out) + write_clips(args.out) + write_real_clips(args.out, args.real_clips):
         print(name)
 
 

@@ -9,7 +9,8 @@ Writes
   OUT/synthetic/     generated shape clips (UCF101 layout + MSVD-style captions csv), see
                      captioner.data.synthetic_video
   OUT/photo_pan/     pans and zooms over Flickr8k photos (MSVD-style), see
-                     captioner.data.photo_pan_video
+                     captioner.data.photo_pan_video, with activities.csv: each clip's
+                     activity mined from its captions (captioner.data.caption_activities)
 and with --extract the feature stores OUT/synthetic_lite0_f8.h5, OUT/photo_pan_lite0_f8.h5
 (held-out clips first, then train clips in the dataset's seeded order, so a run stopped
 early still leaves a usable random subset; rerunning resumes).
@@ -33,7 +34,8 @@ def main(argv=None):
     p.add_argument("--photo-train", type=int, default=6000, help="photo-pan train clips (one per train photo)")
     p.add_argument("--photo-dev", type=int, default=250)
     p.add_argument("--photo-test", type=int, default=500)
-    p.add_argument("--photo-size", type=int, default=112)
+    p.add_argument("--photo-size", type=int, default=256, help="clip side in pixels (the bundled real-scene "
+                                                            "models: 256; before them 112)")
     p.add_argument("--skip-synthetic", action="store_true")
     p.add_argument("--skip-photo", action="store_true")
     p.add_argument("--extract", action="store_true", help="also extract per-frame features")
@@ -59,6 +61,10 @@ def main(argv=None):
                                        dev_clips=args.photo_dev, test_clips=args.photo_test, seed=args.seed,
                                        size=args.photo_size)
         print(f"photo-pan: {len(clips)} clips in {pan_root}")
+        from captioner.data.caption_activities import write_activity_labels
+
+        for split, counts in write_activity_labels(pan_root).items():
+            print(f"photo-pan {split} activities: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if not args.extract:
         return 0
     from captioner.features.video_store import extract_video_features

@@ -1,10 +1,12 @@
 """Video page: upload a clip, see the sampled frames, the caption or activity label, attention over frames.
 
-Two bundled models (a video captioner with attention over the frames, and an LRCN activity
-classifier), or the files named by CAPTIONER_VIDEO_CAPTION_MODEL / CAPTIONER_VIDEO_CLASSIFY_MODEL;
-the user picks among those present. Uploads are written only into a
-`tempfile.TemporaryDirectory` (OpenCV reads files, not bytes) that is removed at once.
-Sample clips (generated, like the models' training data) are in assets/samples/video/.
+Four bundled models: the real-scene video captioner (attention over the frames) and activity
+classifier, both trained on clips made from Flickr8k photos, and the two generated-shapes toys
+(or the files named by CAPTIONER_VIDEO_CAPTION_MODEL, CAPTIONER_VIDEO_CLASSIFY_MODEL,
+CAPTIONER_SHAPES_VIDEO_CAPTION_MODEL, CAPTIONER_SHAPES_VIDEO_CLASSIFY_MODEL); the user picks
+among those present. Uploads are written only into a `tempfile.TemporaryDirectory` (OpenCV
+reads files, not bytes) that is removed at once. Sample clips: real ones in
+assets/samples/video/, generated shapes in assets/samples/video/shapes/.
 """
 
 import tempfile
@@ -15,7 +17,8 @@ import streamlit as st
 
 import common
 
-SPECS = [common.MODELS["video_caption"], common.MODELS["video_classify"]]
+SPECS = [common.MODELS[k] for k in ("video_caption", "video_classify", "video_caption_shapes",
+                                     "video_classify_shapes")]
 SAMPLES_DIR = common.SAMPLES_DIR / "video"
 VIDEO_EXTENSIONS = (".mp4", ".avi", ".webm", ".gif", ".mov", ".mkv", ".m4v", ".mpg", ".mpeg", ".ogv")
 # MIME types and extensions together: the browser's file dialog offers them, and Streamlit
@@ -55,15 +58,24 @@ def describe_clip(model, lock, name, data, beam):
 
 
 st.title("Caption or classify a video clip")
-st.caption("Per-frame EfficientNet-Lite0 features, an LSTM over the frames, then a caption decoder with "
-           "attention over the frames (s0 = h_T) or an activity label softmax. The bundled models were "
-           "trained on generated clips: one coloured shape (circle, square, triangle) that moves left, "
-           "right, up, down, grows, shrinks or bounces.")
+st.caption("Per-frame EfficientNet features, an LSTM over the frames, then a caption decoder with attention "
+           "over the frames (s0 = h_T) or an activity softmax. The real-scene models were trained on pans and "
+           "zooms over Flickr8k photos (people, dogs, sports, outdoors), with activities mined from the photos' "
+           "captions; the shapes toys know only one coloured shape that moves, grows, shrinks or bounces.")
 
 spec = common.pick_model(SPECS, "Model", "for video clips", key="video_model")
 
-samples = sorted(p for p in SAMPLES_DIR.glob("*") if p.suffix.lower() in VIDEO_EXTENSIONS) \
-    if SAMPLES_DIR.is_dir() else []
+
+def sample_names(folder):
+    """Real clips first, then the generated ones under shapes/ (as "shapes/<name>")."""
+    if not folder.is_dir():
+        return []
+    real = sorted(p.name for p in folder.glob("*") if p.suffix.lower() in VIDEO_EXTENSIONS)
+    shapes = sorted(f"shapes/{p.name}" for p in (folder / "shapes").glob("*") if p.suffix.lower() in VIDEO_EXTENSIONS)
+    return real + shapes
+
+
+samples = sample_names(SAMPLES_DIR)
 upload_col, sample_col = st.columns([3, 2])
 with upload_col:
     uploaded = st.file_uploader(f"Upload a clip (MP4, AVI, WebM or GIF; up to {common.MAX_UPLOAD_MB} MB)",
@@ -71,7 +83,7 @@ with upload_col:
                                 max_upload_size=common.UPLOAD_TRANSFER_MB)
     upload = common.read_upload(uploaded)
 with sample_col:
-    sample_name = st.selectbox("... or pick a generated sample clip", [p.name for p in samples], key="video_sample",
+    sample_name = st.selectbox("... or pick a sample clip", samples, key="video_sample",
                                disabled=bool(upload), placeholder="no samples in assets/samples/video/")
 
 loaded = common.model_or_explain(spec, "for video clips", kinds=("VideoCaptioner", "VideoClassifier"))
@@ -150,9 +162,16 @@ if is_captioner:
                "to 100%); each frame is dimmed by how little attention it got.")
     heatmap = common.alignment_png(short_labels, word_labels, weights, "sampled frame", "word (generated)",
                                    cell_inches=0.42)
-    heat_col, _ = st.columns([3, 2])
+    heat_col, strip_col = st.columns([2, 3])
     with heat_col:
         st.image(heatmap, caption="attention over the sampled frames: one row per word", width="content")
+    from captioner.visualize import png_bytes  # noqa: E402
+    from captioner.visualize.frame_attention import frame_attention_figure  # noqa: E402
+
+    strip = png_bytes(frame_attention_figure(frames, words, weights, timestamps=result.timestamps, thumb=72))
+    with strip_col:
+        st.image(strip, caption="attention strip: each word's row of frames, dimmed where it looked little; the bar "
+                                "under a frame is its weight", width="stretch")
 else:
     heatmap = None
     st.subheader("The sampled frames")
@@ -171,6 +190,6 @@ with d1:
     common.download_json("Result JSON", report, f"{common.safe_stem(source_name)}_video.json", key="video_dl_json")
 if heatmap is not None:
     with d2:
-        st.download_button("Attention PNG", heatmap, file_name=f"{common.safe_stem(source_name)}_attention.png",
+        st.download_button("Attention PNG", strip, file_name=f"{common.safe_stem(source_name)}_attention.png",
                            mime="image/png", key="video_dl_png", icon=":material/download:", on_click="ignore")
 common.model_card_expander(spec)

@@ -1,18 +1,33 @@
-"""`captioner video PATHS... --model M --output OUT.jsonl`: caption or label video clips."""
+"""`captioner video PATHS... [--task caption|classify] [--model M] --output OUT.jsonl
+[--attention-dir DIR]`: caption or label video clips."""
 
+import os
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_MODELS = {  # the real-scene models; the generated-shapes ones are shapes_video_*.keras
+    "caption": os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models", "flickr8k_video_caption.keras")),
+    "classify": os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models", "flickr8k_video_activity.keras")),
+}
 
 
 def register(subparsers):
     p = subparsers.add_parser(
         "video", help="caption video clips or label their activity with a bundled video model",
-        description="Run a video model (assets/models/video_caption.keras or video_classify.keras) over clips "
-                    "(files, folders, globs). Writes one JSON line per clip: its caption (with beams and attention "
-                    "over the sampled frames) or its label with probabilities, or an error for a clip that cannot "
-                    "be read. Exit status 1 if any clip failed.",
+        description="Run a video model over clips (files, folders, globs). By default the bundled real-scene "
+                    "captioner (assets/models/flickr8k_video_caption.keras) or, with --task classify, the activity "
+                    "classifier (flickr8k_video_activity.keras); the generated-shapes models are "
+                    "shapes_video_caption.keras and shapes_video_classify.keras. Writes one JSON line per clip: its "
+                    "caption (with beams and attention over the sampled frames) or its label with probabilities, "
+                    "or an error for a clip that cannot be read. Exit status 1 if any clip failed.",
     )
     p.add_argument("paths", nargs="+", help="video files, folders (recursed) or globs")
-    p.add_argument("--model", "-m", required=True, help="a video .keras model (captioner or classifier)")
+    p.add_argument("--task", choices=sorted(DEFAULT_MODELS), default=None,
+                   help="which bundled model to use when --model is not given (default caption); with --model, "
+                        "the model's kind must match")
+    p.add_argument("--model", "-m", default=None, help="a video .keras model (captioner or classifier)")
+    p.add_argument("--attention-dir", default=None,
+                   help="captioner: also write one PNG per clip showing which sampled frames each word looked at")
     p.add_argument("--output", "-o", required=True, help="JSON lines file to write")
     p.add_argument("--beam-size", type=int, default=None, help="captioner: beam width (default: the model's)")
     p.add_argument("--max-length", type=int, default=None, help="captioner: max generated words")
@@ -39,8 +54,18 @@ def run(args):
     if not paths:
         print(f"captioner video: no videos found in {' '.join(args.paths)}", file=sys.stderr)
         return 2
-    model = load_video_model(args.model)
+    model_path = args.model or DEFAULT_MODELS[args.task or "caption"]
+    if args.model is None and not os.path.exists(model_path):
+        raise InputError(f"{model_path}: the bundled video model is missing (git lfs pull, or pass --model)")
+    model = load_video_model(model_path)
     is_captioner = isinstance(model, VideoCaptioner)
+    if args.task is not None and (args.task == "caption") != is_captioner:
+        raise InputError(f"{model_path} is a {'captioner' if is_captioner else 'classifier'}, not a model for "
+                         f"--task {args.task}")
+    if args.attention_dir and not is_captioner:
+        raise InputError("--attention-dir shows a caption's attention over frames: it needs a video captioner")
+    if args.attention_dir:
+        os.makedirs(args.attention_dir, exist_ok=True)
     # Rows go to OUTPUT.partial as each batch ends (locked; a rerun after a kill goes on after
     # the rows it finds there) and it becomes OUTPUT when every clip is done.
     with ResumableJsonl(args.output) as out:
@@ -69,6 +94,10 @@ def run(args):
                     results = model.caption(clips, beam_size=args.beam_size, max_length=args.max_length,
                                             batch_size=args.batch_size)
                     rows.update({r.source: r.to_json() for r in results})
+                    if args.attention_dir:
+                        for r in results:
+                            rows[r.source]["attention_png"] = write_attention_strip(args.attention_dir, r,
+                                                                                    start + batch.index(r.source))
                 else:
                     results = model.classify(clips, batch_size=args.batch_size)
                     rows.update({r.source: r.to_json(top=args.top) for r in results})
@@ -84,3 +113,14 @@ def run(args):
     print(f"{len(paths) - failed} of {len(paths)} clips {'captioned' if is_captioner else 'labelled'}, "
           f"{failed} failed -> {args.output}")
     return 1 if failed else 0
+
+
+def write_attention_strip(folder, result, index):
+    """The frame-attention strip of one captioned clip as FOLDER/<NNNNN>_<clip stem>.png."""
+    from captioner.visualize.frame_attention import save_frame_attention_png
+
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in os.path.splitext(
+        os.path.basename(str(result.source)))[0])[:80]
+    path = os.path.join(folder, f"{index:05d}_{stem}.png")
+    return save_frame_attention_png(path, result.frames, result.tokens, result.attention,
+                                    timestamps=result.timestamps, title=result.text)

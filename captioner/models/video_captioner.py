@@ -5,7 +5,7 @@ attention over frames.
 and the vocabulary (in its config, as JSON). Saved as one `.keras` file it loads in a fresh
 process with `keras.models.load_model(path)` after `import captioner` (safe mode on):
 
-    model = keras.models.load_model("assets/models/video_caption.keras")
+    model = keras.models.load_model("assets/models/flickr8k_video_caption.keras")
     model({"frames": frames, "mask": mask})   # frames (B, N, H, W, 3) 0..255, mask (B, N)
     model.describe("clip.avi")                # VideoCaption: text, attention over frames, frames
 """

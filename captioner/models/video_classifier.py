@@ -1,6 +1,6 @@
 """The whole activity classifier in one Keras object: frames -> class probabilities.
 
-    model = keras.models.load_model("assets/models/video_classify.keras")  # after `import captioner`
+    model = keras.models.load_model("assets/models/flickr8k_video_activity.keras")  # after `import captioner`
     model({"frames": frames, "mask": mask})   # {"probabilities" (B, K), "frame_probabilities" (B, N, K)}
     model.describe("clip.avi")                # VideoLabel: label, probabilities, frames
 """

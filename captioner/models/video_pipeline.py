@@ -3,7 +3,7 @@ for real frames), clip preparation from paths or arrays, and the result types. L
 video model is `captioner.models.loading.load_video_model`:
 
     from captioner.models.loading import load_video_model
-    model = load_video_model("assets/models/video_caption.keras")   # or video_classify.keras
+    model = load_video_model("assets/models/flickr8k_video_caption.keras")  # or flickr8k_video_activity.keras
     result = model.describe("clip.avi")        # or an array of frames (k, H, W, 3) RGB
     result.to_json()
 """

@@ -182,8 +182,13 @@ PAGES = {
                                                            "assets/models/newsgroups_han.keras")},
     "task_pages/dialogue.py": {"CAPTIONER_DIALOGUE_MODEL": ("captioner train respond ", "assets/models/sgd_dialogue.keras")},
     "task_pages/video.py": {
-        "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/video_caption.keras"),
-        "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ", "assets/models/video_classify.keras")},
+        "CAPTIONER_VIDEO_CAPTION_MODEL": ("captioner train video-caption ", "assets/models/flickr8k_video_caption.keras"),
+        "CAPTIONER_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ",
+                                           "assets/models/flickr8k_video_activity.keras"),
+        "CAPTIONER_SHAPES_VIDEO_CAPTION_MODEL": ("captioner train video-caption ",
+                                                 "assets/models/shapes_video_caption.keras"),
+        "CAPTIONER_SHAPES_VIDEO_CLASSIFY_MODEL": ("captioner train video-classify ",
+                                                  "assets/models/shapes_video_classify.keras")},
 }
 
 

@@ -299,22 +299,37 @@ def test_entailment_page_bad_input(bundled_env):
 # ----------------------------------------------------------------------------- Video
 
 def sample_clips():
-    return sorted(p.name for p in (SAMPLES / "video").glob("*.webm"))
+    return sorted(p.name for p in (SAMPLES / "video").glob("*.webm")) + sorted(
+        f"shapes/{p.name}" for p in (SAMPLES / "video" / "shapes").glob("*.webm"))
 
 
-@needs("video_caption.keras")
-def test_video_page_caption_with_attention_over_frames(bundled_env):
+@needs("flickr8k_video_caption.keras")
+def test_video_page_default_is_the_real_captioner_on_a_real_clip(bundled_env):
     at = open_page("task_pages/video.py")
     no_errors(at)
-    sample = at.selectbox(key="video_sample").value
-    assert sample == sample_clips()[0] == "a_blue_square_grows.webm"
+    assert at.radio(key="video_model").value == common.MODELS["video_caption"]
+    assert at.selectbox(key="video_sample").value == sample_clips()[0] == "arm_wrestling.webm"
+    [caption] = headings(at)
+    assert len(caption.split()) >= 4 and not {"square", "circle", "triangle"} & set(caption.split()), caption
+    captions = [img.captions[0] for img in at.image]
+    assert captions[-1].startswith("attention strip") and len(captions[:-2]) == 8
+    assert_model_card(at, "flickr8k_video_caption.keras")
+
+
+@needs("shapes_video_caption.keras")
+def test_video_page_caption_with_attention_over_frames(bundled_env):
+    at = open_page("task_pages/video.py")
+    at.radio(key="video_model").set_value(common.MODELS["video_caption_shapes"]).run()
+    at.selectbox(key="video_sample").set_value("shapes/a_blue_square_grows.webm").run()
+    no_errors(at)
     [caption] = headings(at)
     assert {"blue", "square"} <= set(caption.split()), caption
     hyps = at.table[0].value
     assert list(hyps.columns) == ["rank", "caption", "score"] and hyps["caption"][0] == caption
     captions = [img.captions[0] for img in at.image]
-    frames, heatmap = captions[:-1], captions[-1]
+    frames, heatmap, strip = captions[:-2], captions[-2], captions[-1]
     assert len(frames) == 8 and heatmap == "attention over the sampled frames: one row per word"
+    assert strip.startswith("attention strip")
     assert all(re.match(r"\d+ · \d+\.\d\d s · \d+%$", c) for c in frames), frames
     weights = [float(re.search(r"(\d+)%$", c).group(1)) for c in frames]
     assert abs(sum(weights) - 100) <= len(weights)  # one word's weights over the frames, rounded to 1%
@@ -323,17 +338,18 @@ def test_video_page_caption_with_attention_over_frames(bundled_env):
     at.select_slider[0].set_value(2).run()  # the third word
     no_errors(at)
     assert any(f":orange-background[**{caption.split()[2]}**]" in m.value for m in at.markdown)
-    assert_model_card(at, "video_caption.keras")
+    assert_model_card(at, "shapes_video_caption.keras")
 
 
-@needs("video_classify.keras")
+@needs("shapes_video_classify.keras")
 def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
     from PIL import Image
 
     from captioner.data.synthetic_video import render_clip
 
     at = open_page("task_pages/video.py")
-    at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
+    at.radio(key="video_model").set_value(common.MODELS["video_classify_shapes"]).run()
+    at.selectbox(key="video_sample").set_value("shapes/a_blue_square_grows.webm").run()
     no_errors(at)
     assert headings(at) == ["Grow"]  # a_blue_square_grows.webm
     assert percent(at.metric[0].value) > 0.5
@@ -353,18 +369,18 @@ def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
     assert at.image[0].captions[0] == "my clip.gif"  # a GIF is shown as itself
 
 
-@needs("video_classify.keras")
+@needs("shapes_video_classify.keras")
 @pytest.mark.parametrize("name,data,message", [
     ("notes.mp4", b"these are my notes, not a video\n" * 20, "cannot open as a video"),
     ("empty.avi", b"", "is empty"),
     ("huge.webm", b"\x1a\x45\xdf\xa3" + b"\x00" * (20 * 2**20), "up to 20 MB"),
     # issue 23: an HLS playlist naming a file on the server is refused by its bytes, never followed
-    ("evil.m3u8", f"#EXTM3U\n#EXTINF:1.0,\nfile://{SAMPLES / 'video' / 'a_blue_square_grows.webm'}\n"
+    ("evil.m3u8", f"#EXTM3U\n#EXTINF:1.0,\nfile://{SAMPLES / 'video' / 'shapes' / 'a_blue_square_grows.webm'}\n"
                   "#EXT-X-ENDLIST\n".encode(), "not a video container"),
 ])
 def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, message):
     at = open_page("task_pages/video.py")
-    at.radio(key="video_model").set_value(common.MODELS["video_classify"]).run()
+    at.radio(key="video_model").set_value(common.MODELS["video_classify_shapes"]).run()
     at.file_uploader[0].set_value((name, data, "video/mp4")).run()
     assert not at.exception, [e.message for e in at.exception]
     errors = [e.value for e in at.error]

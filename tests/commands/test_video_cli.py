@@ -81,8 +81,8 @@ def test_no_videos_and_bad_model(tmp_path, clips):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["video_caption", "video_classify"])
-def test_bundled_models_on_generated_clips(tmp_path, name):
-    path = os.path.join(ASSETS, f"{name}.keras")
+def test_bundled_shapes_models_on_generated_clips(tmp_path, name):
+    path = os.path.join(ASSETS, f"shapes_{name}.keras")
     if not os.path.exists(path):
         pytest.skip(f"{path} is not there (made by `captioner train {name.replace('_', '-')}`, see its .json)")
     rng = np.random.default_rng(123)
@@ -95,6 +95,47 @@ def test_bundled_models_on_generated_clips(tmp_path, name):
         assert row["caption"] in captions_for("left", "red", "circle")  # any of its reference phrasings
     else:
         assert row["label"] == "MoveLeft"
+
+
+def test_attention_dir_writes_one_strip_per_captioned_clip(tmp_path, clips):
+    from PIL import Image
+
+    good, broken = clips
+    vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
+    model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
+                                                              attention_units=8), vocab, num_frames=4, beam_size=2,
+                           max_length=4)
+    cap_path = str(tmp_path / "cap.keras")
+    model.save(cap_path)
+    out, pngs = tmp_path / "o.jsonl", tmp_path / "strips"
+    assert main(["video", *good, broken, "--model", cap_path, "--output", str(out), "--attention-dir", str(pngs),
+                 "--no-progress"]) == 1
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert "error" in rows[2] and "attention_png" not in rows[2]
+    written = [r["attention_png"] for r in rows[:2]]
+    assert sorted(os.listdir(pngs)) == ["00000_clip0.png", "00001_clip1.png"] == [os.path.basename(w) for w in written]
+    for row, png in zip(rows, written):
+        with Image.open(png) as im:
+            assert im.mode == "RGB" and im.width > 4 * 40  # a header plus one row of four frames per step
+            assert im.height > 40 * len(row["attention"])
+
+
+def test_task_picks_the_kind_and_refuses_a_mismatch(tmp_path, clips, capsys):
+    good, _ = clips
+    cls_path = _classifier(tmp_path)
+    out = tmp_path / "o.jsonl"
+    assert main(["video", *good, "--task", "caption", "--model", cls_path, "--output", str(out)]) == 2
+    assert "not a model for --task caption" in capsys.readouterr().err
+    assert main(["video", *good, "--model", cls_path, "--output", str(out), "--attention-dir", str(tmp_path / "a")]) == 2
+    assert "needs a video captioner" in capsys.readouterr().err
+    assert main(["video", *good, "--task", "classify", "--model", cls_path, "--output", str(out), "--no-progress"]) == 0
+
+
+def test_default_models_are_the_real_scene_ones():
+    from captioner.commands.video import DEFAULT_MODELS
+
+    assert os.path.basename(DEFAULT_MODELS["caption"]) == "flickr8k_video_caption.keras"
+    assert os.path.basename(DEFAULT_MODELS["classify"]) == "flickr8k_video_activity.keras"
 
 
 def _classifier(tmp_path):

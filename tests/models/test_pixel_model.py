@@ -82,10 +82,11 @@ BUNDLED = {  # file -> (class, the config keys the file was saved with besides n
     "flickr8k_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
                                       "max_question_length", "training_config", "min_probability",
                                       "question_starts"}),
-    "video_caption.keras": (VideoCaptioner, {"backbone", "model", "vocabulary", "num_frames", "sample_fps",
-                                             "beam_size", "alpha", "max_length", "training_config"}),
-    "video_classify.keras": (VideoClassifier, {"backbone", "model", "class_names", "num_frames", "sample_fps",
-                                               "training_config"}),
+    **{name: (VideoCaptioner, {"backbone", "model", "vocabulary", "num_frames", "sample_fps", "beam_size", "alpha",
+                               "max_length", "training_config"})
+       for name in ("shapes_video_caption.keras", "flickr8k_video_caption.keras")},
+    **{name: (VideoClassifier, {"backbone", "model", "class_names", "num_frames", "sample_fps", "training_config"})
+       for name in ("shapes_video_classify.keras", "flickr8k_video_activity.keras")},
 }
 
 

@@ -48,3 +48,34 @@ def test_video_classify_resume_replays_the_same_batches(clips, tmp_path, monkeyp
         tmp_path, monkeypatch)
     model = keras.models.load_model(tmp_path / "resumed" / "model.keras")
     assert type(model).__name__ == "VideoClassifier"
+
+
+def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, tiny_backbone):
+    """`--labels`: a clip_id,label CSV with split lists beside it (the photo-pan activity layout)."""
+    import json
+    import shutil
+
+    from captioner.data.msvd import read_msvd_captions
+
+    labels_dir = tmp_path / "labels"
+    labels_dir.mkdir()
+    for split in ("train", "dev", "test"):
+        shutil.copyfile(clips / f"{split}.txt", labels_dir / f"{split}.txt")
+    captions = read_msvd_captions(clips / "captions.csv")
+    with open(labels_dir / "activities.csv", "w") as f:  # two classes from the caption words, the rest "other"
+        f.write("clip_id,label\n")
+        for clip, caps in captions.items():
+            words = set(caps[0].split())
+            label = "growing" if "bigger" in words or "grows" in words else "moving" if "moves" in words else "other"
+            f.write(f"{clip},{label}\n")
+    out = tmp_path / "run"
+    assert main(["train", "video-classify", "--labels", str(labels_dir / "activities.csv"), "--data-dir", str(clips),
+                 "--features", str(tmp_path / "f.h5"), "--backbone", "tiny", "--num-frames", "4", "--output-dir",
+                 str(out), "--units", "8", "--projection-dim", "8", "--batch-size", "4", "--epochs", "2",
+                 "--model-out", str(tmp_path / "m.keras")]) == 0
+    model = keras.models.load_model(tmp_path / "m.keras")
+    assert type(model).__name__ == "VideoClassifier" and list(model.class_names)[-1] == "other"
+    card = json.loads((tmp_path / "m.json").read_text())
+    assert card["data"]["layout"] == "clip labels csv"
+    assert set(card["metrics"]["dev"]["per_class_precision"]) == set(model.class_names)
+    assert list(out.rglob("confusion_dev.png")) and list(out.rglob("confusion_test.png"))

@@ -5,7 +5,7 @@
                /work/data/video/synthetic_lite0_f8.h5 \\
         --data /work/data/video/photo_pan/captions.csv /work/data/video/photo_pan/videos \\
                /work/data/video/photo_pan_lite0_f8.h5 \\
-        --output-dir runs/video_caption --model-out assets/models/video_caption.keras
+        --output-dir runs/video_caption --model-out assets/models/flickr8k_video_caption.keras
 
 Each `--data CSV VIDEOS_DIR FEATURES` is an MSVD-style dataset (see captioner.data.msvd)
 with split files (`--train-split` etc., clip ids one a line, looked up beside the csv) and

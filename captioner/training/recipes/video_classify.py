@@ -2,10 +2,12 @@
 
     captioner train video-classify --data-dir /work/data/video/synthetic \\
         --features /work/data/video/synthetic_lite0_f8.h5 --output-dir runs/video_classify \\
-        --model-out assets/models/video_classify.keras
+        --model-out assets/models/shapes_video_classify.keras
 
 The data is a UCF101-layout folder (class folders, optional classInd.txt and train/test
-lists). `--dev-groups` moves groups out of train for model selection (UCF101 has no dev
+lists), or, with `--labels CSV`, a folder of clips (`--data-dir`) labelled by a
+clip_id,label CSV with train.txt / dev.txt / test.txt clip lists beside it (the photo-pan
+clips labelled with activities mined from their captions: captioner.data.caption_activities). `--dev-groups` moves groups out of train for model selection (UCF101 has no dev
 split; groups share actors and scenes, so the cut is by group). Frame features missing from
 the store are extracted first (resumable). Selection and early stopping use dev accuracy;
 the test split is scored once, at the end, with the selected weights. `--resume` continues a
@@ -14,6 +16,7 @@ killed run from its last checkpoint.
 
 import dataclasses
 import logging
+import os
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
@@ -26,6 +29,8 @@ log = logging.getLogger(__name__)
 @dataclasses.dataclass(kw_only=True)
 class Config(TrainConfig):
     data_dir: str = option(help="UCF101-layout folder: <Class>/v_<Class>_gXX_cYY.avi")
+    labels: str | None = option(None, help="clip_id,label CSV (split lists beside it) instead of the UCF101 layout; "
+                                           "--data-dir is then the folder of clips")
     split_id: int = option(1, help="trainlist0K / testlist0K to use when present")
     dev_groups: str = option("8-10", help="groups moved from train to dev, e.g. '8-10'")
     features: str = option(help="per-clip HDF5 feature store (created/extended as needed)")
@@ -65,8 +70,11 @@ def accuracy_report(labels, predictions, class_names):
     for y, p in zip(labels, predictions):
         confusion[y, p] += 1
     per_class = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[i].sum(), 1), 2) for i in range(k)}
+    precision = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[:, i].sum(), 1), 2) for i in range(k)}
     return {"accuracy": round(100.0 * float((labels == predictions).mean()), 2), "clips": len(labels),
-            "per_class_accuracy": per_class, "confusion": confusion.tolist(), "classes": list(class_names)}
+            "per_class_accuracy": per_class, "per_class_recall": per_class, "per_class_precision": precision,
+            "support": {class_names[i]: int(confusion[i].sum()) for i in range(k)},
+            "confusion": confusion.tolist(), "classes": list(class_names)}
 
 
 class VideoClassify(Recipe):
@@ -82,8 +90,17 @@ class VideoClassify(Recipe):
         from captioner.features.video_store import load_features
 
         c = self.cfg
-        splits = {s: load_ucf101(c.data_dir, s, split_id=c.split_id, dev_groups=parse_groups(c.dev_groups))
-                  for s in ("train", "dev", "test")}
+        if c.labels:
+            from captioner.data.caption_activities import load_clip_labels
+
+            here = os.path.dirname(os.path.abspath(c.labels))
+            splits = {"train": load_clip_labels(c.labels, c.data_dir, os.path.join(here, "train.txt"), split="train")}
+            names = splits["train"].class_names
+            splits.update({s: load_clip_labels(c.labels, c.data_dir, os.path.join(here, f"{s}.txt"), names, split=s)
+                           for s in ("dev", "test")})
+        else:
+            splits = {s: load_ucf101(c.data_dir, s, split_id=c.split_id, dev_groups=parse_groups(c.dev_groups))
+                      for s in ("train", "dev", "test")}
         self.class_names = splits["train"].class_names
         if c.limit:
             splits["train"].video_paths = splits["train"].video_paths[: c.limit]
@@ -100,8 +117,10 @@ class VideoClassify(Recipe):
             log.info("%s: %d clips, %s", name, len(kept), split.counts() if name != "train" else "")
         self.train_batches = ArrayBatches(*self.data["train"], c.batch_size)
         counts = {f"{s}_clips": len(self.data[s][1]) for s in ("train", "dev", "test")}
-        self.card = {"data_dir": c.data_dir, "layout": "ucf101", "split_id": c.split_id, "dev_groups": c.dev_groups,
-                     **counts}
+        layout = ({"layout": "clip labels csv", "labels": c.labels} if c.labels else
+                  {"layout": "ucf101", "split_id": c.split_id, "dev_groups": c.dev_groups})
+        self.card = {"data_dir": c.data_dir, **layout, **counts,
+                     "class_counts": {s: splits[s].counts() for s in ("train", "dev", "test")}}
         return {"class_names": self.class_names, **counts}
 
     def card_data(self, trainer):
@@ -132,9 +151,15 @@ class VideoClassify(Recipe):
         return {"dev_accuracy": 100.0 * float((self.predict(model, "dev") == self.data["dev"][1]).mean())}
 
     def evaluate(self, model, trainer):
+        from captioner.visualize.confusion import confusion_png
+
         metrics = {"split": "test"}
         for split in ("dev", "test"):
+            if not len(self.data[split][1]):
+                continue
             metrics[split] = accuracy_report(self.data[split][1], self.predict(model, split), self.class_names)
+            confusion_png(trainer.run_dir.path(f"confusion_{split}.png"), metrics[split]["confusion"],
+                          self.class_names, title=f"{split} clips")
             log.info("%s accuracy: %.2f%%", split, metrics[split]["accuracy"])
         return metrics
 
