@@ -186,3 +186,30 @@ def test_a_directory_as_output_is_one_line(tmp_path, clips, capsys):
     assert main(["video", *good, "--model", _classifier(tmp_path), "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "is a directory" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_bundled_real_scene_models_on_the_real_sample_clips(tmp_path):
+    """The defaults of `captioner video` on real footage: a caption about people, not shapes, an
+    attention strip per clip, and one of the mined activities."""
+    from captioner.commands.video import DEFAULT_MODELS
+    from captioner.data.caption_activities import CLASS_NAMES
+
+    for path in DEFAULT_MODELS.values():
+        if not os.path.exists(path):
+            pytest.skip(f"{path} is not there")
+    samples = os.path.join(os.path.dirname(__file__), "..", "..", "assets", "samples", "video")
+    clips = sorted(os.path.join(samples, f) for f in os.listdir(samples) if f.endswith(".webm"))
+    out, strips = tmp_path / "captions.jsonl", tmp_path / "strips"
+    assert main(["video", *clips, "--output", str(out), "--attention-dir", str(strips), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(clips) == 2
+    for row in rows:
+        words = set(row["caption"].split())
+        assert len(words) >= 4 and not words & {"square", "circle", "triangle", "grows", "shrinks"}, row["caption"]
+        assert {"man", "men", "people", "person", "woman", "boy", "two"} & words, row["caption"]
+        assert os.path.exists(row["attention_png"])
+    out2 = tmp_path / "labels.jsonl"
+    assert main(["video", *clips, "--task", "classify", "--output", str(out2), "--no-progress"]) == 0
+    labels = [json.loads(line)["label"] for line in out2.read_text().splitlines()]
+    assert all(label in CLASS_NAMES for label in labels)
