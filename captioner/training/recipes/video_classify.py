@@ -7,8 +7,9 @@
 The data is a UCF101-layout folder (class folders, optional classInd.txt and train/test
 lists), or, with `--labels CSV`, a folder of clips (`--data-dir`) labelled by a
 clip_id,label CSV with train.txt / dev.txt / test.txt clip lists beside it (the photo-pan
-clips labelled with activities mined from their captions: captioner.data.caption_activities). `--dev-groups` moves groups out of train for model selection (UCF101 has no dev
-split; groups share actors and scenes, so the cut is by group). Frame features missing from
+clips labelled with activities mined from their captions: captioner.data.caption_activities).
+`--dev-groups` moves groups out of train for model selection (UCF101 has no dev split;
+groups share actors and scenes, so the cut is by group). Frame features missing from
 the store are extracted first (resumable). Selection and early stopping use dev accuracy;
 the test split is scored once, at the end, with the selected weights. `--resume` continues a
 killed run from its last checkpoint.
