@@ -25,6 +25,13 @@ class Backbone:
     model: object  # keras.Model: pixels -> {"grid", "pooled", "logits"}
 
     @property
+    def feature_model(self):
+        """The backbone without its ImageNet classifier: pixels -> {"grid", "pooled"}, sharing
+        the layers of `model`. What trained models save (the classifier is never used, and
+        it is 1.28M of EfficientNet-Lite's parameters: 5 MB of every .keras file)."""
+        return features_only(self.model)
+
+    @property
     def input_size(self):
         """(height, width) the backbone expects; images are resized to it without cropping."""
         return input_size_of(self.model)
@@ -47,6 +54,21 @@ class Backbone:
         out = self.model.predict(np.asarray(pixels), batch_size=batch_size, verbose=0)
         grid = out["grid"]
         return grid.reshape(grid.shape[0], -1, grid.shape[-1]), out["pooled"]
+
+
+FEATURE_OUTPUTS = ("grid", "pooled")
+
+
+def features_only(model):
+    """A backbone model restricted to its "grid" and "pooled" outputs (same layers, same
+    weights; layers that only fed the others, such as an ImageNet classifier, are dropped).
+    A model that has only those outputs already is returned as is."""
+    import keras
+
+    outputs = model.output
+    if set(outputs) <= set(FEATURE_OUTPUTS):
+        return model
+    return keras.Model(model.inputs, {k: outputs[k] for k in FEATURE_OUTPUTS if k in outputs}, name=model.name)
 
 
 def input_size_of(model):

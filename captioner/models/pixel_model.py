@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 import captioner.layers.image_preprocessing  # noqa: F401  (registers the layer backbones are saved with)
-from captioner.backbones.backbone import grid_shape_of, input_size_of
+from captioner.backbones.backbone import features_only, grid_shape_of, input_size_of
 from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import Vocabulary
 
@@ -128,6 +128,19 @@ class PixelModel(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    def without_classifier(self):
+        """The same model (same head, same weights, shared) on `features_only(backbone)`: a
+        backbone saved with its ImageNet classifier carries parameters nothing here uses;
+        this copy saves without them and gives the same outputs. `self` when there is none."""
+        slim = features_only(self.backbone)
+        if slim is self.backbone:
+            return self
+        config = self.get_config()
+        for key, value in config.items():  # the built head(s) themselves, not their configs
+            if isinstance(value, dict) and isinstance(getattr(self, key, None), keras.layers.Layer):
+                config[key] = getattr(self, key)
+        return type(self).from_config({**config, "backbone": slim})
 
 
 class CaptionSearch:

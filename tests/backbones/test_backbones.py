@@ -101,3 +101,16 @@ def test_efficientnet_lite2_predicts_real_photos_on_its_9x9_grid():
     top1 = np.argmax(logits, axis=-1)
     assert top1[0] in CAT_CLASSES, f"chelsea (a cat) predicted as {top1[0]}"
     assert top1[1] == ESPRESSO, f"coffee (espresso) predicted as {top1[1]}"
+
+
+def test_feature_model_drops_the_classifier_and_shares_the_weights(lite0):
+    from captioner.backbones.backbone import features_only
+
+    slim = lite0.feature_model
+    assert set(slim.output) == {"grid", "pooled"} and "logits" in lite0.model.output
+    assert lite0.model.count_params() - slim.count_params() == 1280 * 1000 + 1000
+    assert features_only(slim) is slim
+    pixels = np.random.default_rng(0).integers(0, 256, (1, *lite0.input_size, 3)).astype(np.uint8)
+    full, part = lite0.model(pixels), slim(pixels)
+    np.testing.assert_array_equal(full["pooled"].numpy(), part["pooled"].numpy())
+    np.testing.assert_array_equal(full["grid"].numpy(), part["grid"].numpy())

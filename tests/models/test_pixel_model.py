@@ -139,3 +139,64 @@ def test_inference_copy_is_float32_with_the_same_weights():
     assert len(copy.get_weights()) == len(decoder.get_weights())
     for a, b in zip(copy.get_weights(), decoder.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def backbone_with_classifier(size=32):
+    """The tiny backbone plus an ImageNet-style classifier output that nothing downstream uses."""
+    base = tiny_backbone(size)
+    logits = keras.layers.Dense(5, name="predictions")(base.output["pooled"])
+    return keras.Model(base.inputs, {**base.output, "logits": logits}, name="tiny_backbone")
+
+
+@pytest.mark.parametrize("kind", ["image", "video"])
+def test_without_classifier_drops_the_backbone_head_and_keeps_every_output(tmp_path, kind):
+    keras.utils.set_random_seed(0)
+    vocab = Vocabulary(SPECIAL_TOKENS + tuple(WORDS))
+    if kind == "image":
+        head = CaptionDecoderModel(len(vocab), annotation_dim=12, kind="attention", projection_dim=8, embedding_dim=8,
+                                   units=16, attention_units=8, dropout=0.0)
+        model = ImageCaptioner(backbone_with_classifier(), head, vocab, beam_size=2, max_length=6)
+        inputs = list(np.random.default_rng(1).integers(0, 256, (2, 32, 32, 3)).astype(np.uint8))
+    else:
+        from captioner.models.video_caption_model import VideoCaptionModel
+
+        head = VideoCaptionModel(len(vocab), 12, units=8, projection_dim=8, embedding_dim=8, attention_units=8)
+        model = VideoCaptioner(backbone_with_classifier(), head, vocab, num_frames=3, beam_size=2, max_length=5)
+        inputs = list(np.random.default_rng(1).integers(0, 256, (2, 3, 32, 32, 3)).astype(np.uint8))
+    slim = model.without_classifier()
+    assert "logits" not in slim.backbone.output and "logits" in model.backbone.output
+    assert slim.count_params() == model.count_params() - (12 * 5 + 5)  # the Dense(5) on the 12-d pooled vector
+    assert slim.without_classifier() is slim  # nothing left to drop
+    expected = [(c.text, c.score) for c in model.caption(inputs)]
+    assert [(c.text, c.score) for c in slim.caption(inputs)] == expected
+    path = tmp_path / "slim.keras"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        slim.save(path)
+    loaded = keras.models.load_model(path)
+    assert "logits" not in loaded.backbone.output
+    assert [(c.text, round(c.score, 5)) for c in loaded.caption(inputs)] == [(t, round(s, 5)) for t, s in expected]
+
+
+def test_slim_backbone_script_rewrites_the_file_and_records_it_in_the_card(tmp_path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import slim_backbone
+    finally:
+        sys.path.pop(0)
+    from captioner.model_card import ModelCard
+
+    model = ImageCaptioner(backbone_with_classifier(), tiny_captioner().decoder, Vocabulary(SPECIAL_TOKENS + tuple(WORDS)))
+    path = tmp_path / "m.keras"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.save(path)
+    ModelCard(model="m.keras", task="caption", command="captioner train caption ...", seed=0).save(path)
+    assert slim_backbone.main(["--model", str(path)]) == 0
+    loaded = keras.models.load_model(path)
+    assert "logits" not in loaded.backbone.output
+    card = ModelCard.find(path)
+    assert card.commands[-1].startswith("python scripts/slim_backbone.py --model")
+    assert card.extra["slim_backbone"]["parameters"]["before"] - card.extra["slim_backbone"]["parameters"]["after"] == 65
+    assert slim_backbone.main(["--model", str(path)]) == 0  # again: nothing to drop, the file is left alone
+    assert len(ModelCard.find(path).commands) == 2

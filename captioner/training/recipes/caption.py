@@ -345,7 +345,7 @@ class Caption(Recipe):
         from captioner.models.image_captioner import ImageCaptioner
 
         c = self.cfg
-        return ImageCaptioner(get_backbone(self.backbone).model, model, self.vocab, beam_size=c.beam_size,
+        return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
                               alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
 
 

@@ -184,7 +184,7 @@ class VideoCaption(Recipe):
         from captioner.models.video_captioner import VideoCaptioner
 
         c = self.cfg
-        return VideoCaptioner(get_backbone(c.backbone).model, model, self.vocab, num_frames=c.num_frames,
+        return VideoCaptioner(get_backbone(c.backbone).feature_model, model, self.vocab, num_frames=c.num_frames,
                               sample_fps=c.fps or 0.0, beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_length,
                               training_config={"feature": c.feature, "seed": c.seed})
 

@@ -169,7 +169,7 @@ class VideoClassify(Recipe):
         from captioner.models.video_classifier import VideoClassifier
 
         c = self.cfg
-        return VideoClassifier(get_backbone(c.backbone).model, model, self.class_names, num_frames=c.num_frames,
+        return VideoClassifier(get_backbone(c.backbone).feature_model, model, self.class_names, num_frames=c.num_frames,
                                sample_fps=c.fps or 0.0, training_config={"feature": c.feature, "seed": c.seed})
 
 

@@ -216,7 +216,7 @@ class VQA(Recipe):
         from captioner.models.vqa_model import VQAModel
 
         c = self.cfg
-        return VQAModel(get_backbone(self.backbone).model, model, self.vocab, self.answers,
+        return VQAModel(get_backbone(self.backbone).feature_model, model, self.vocab, self.answers,
                         max_question_length=c.max_question_length,
                         training_config={"dataset": c.dataset, "kind": c.kind, "seed": c.seed},
                         min_probability=getattr(self, "min_probability", 0.0),
