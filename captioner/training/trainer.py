@@ -122,10 +122,13 @@ def classifier_compile_args():
 
 
 class ArrayBatches:
-    """Batches of in-memory arrays (dict of inputs, targets) in a fresh order each epoch."""
+    """Batches of in-memory arrays (dict of inputs, targets) in a fresh order each epoch;
+    with `sample_weights` (one per example), (inputs, targets, weights) triples, which
+    `model.fit` applies to the loss (see `class_weights`)."""
 
-    def __init__(self, inputs, targets, batch_size):
+    def __init__(self, inputs, targets, batch_size, sample_weights=None):
         self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
+        self.sample_weights = None if sample_weights is None else np.asarray(sample_weights, np.float32)
 
     def __len__(self):
         return (len(self.targets) + self.batch_size - 1) // self.batch_size
@@ -134,7 +137,31 @@ class ArrayBatches:
         order = np.random.default_rng(seed + epoch).permutation(len(self.targets))
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
-            yield {k: v[idx] for k, v in self.inputs.items()}, self.targets[idx]
+            batch = ({k: v[idx] for k, v in self.inputs.items()}, self.targets[idx])
+            yield batch if self.sample_weights is None else (*batch, self.sample_weights[idx])
+
+
+CLASS_WEIGHTING = ("none", "balanced", "sqrt")
+
+
+def class_weights(labels, num_classes, how="balanced"):
+    """Per-class loss weights (K,) from integer train labels: "balanced" n / (K_seen * n_k),
+    the inverse class frequency scaled so that the weighted examples still sum to n (scikit-learn's
+    `compute_class_weight("balanced")`); "sqrt" its square root, renormalized the same way (a
+    milder correction); "none" ones. A class with no train example gets weight 0."""
+    if how not in CLASS_WEIGHTING:
+        raise ValueError(f"class weighting {how!r}: choose from {', '.join(CLASS_WEIGHTING)}")
+    labels = np.asarray(labels)
+    counts = np.bincount(labels, minlength=num_classes).astype(np.float64)
+    if how == "none":
+        return np.ones(num_classes)
+    seen = counts > 0
+    weights = np.zeros(num_classes)
+    weights[seen] = len(labels) / (seen.sum() * counts[seen])
+    if how == "sqrt":
+        weights = np.sqrt(weights)
+        weights *= len(labels) / float((weights * counts).sum())
+    return weights
 
 
 def read_json(path):

@@ -64,7 +64,7 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
         neutral = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "greedy",
                    "--scst-learning-rate": 5e-5}
     if task == "video-classify":  # issue 18: a clip_id,label CSV instead of the UCF101 layout, off by default
-        neutral = {"--labels": None}
+        neutral = {"--labels": None, "--class-weight": "none", "--select": "accuracy"}  # weighting: off by default
     for flag in set(now) - set(BEFORE[task]):
         if flag in neutral:
             assert now[flag].default == neutral[flag], flag

@@ -51,7 +51,8 @@ def test_video_classify_resume_replays_the_same_batches(clips, tmp_path, monkeyp
 
 
 def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, tiny_backbone):
-    """`--labels`: a clip_id,label CSV with split lists beside it (the photo-pan activity layout)."""
+    """`--labels`: a clip_id,label CSV with split lists beside it (the photo-pan activity layout),
+    with the loss weighted per class and the epoch selected on balanced accuracy."""
     import json
     import shutil
 
@@ -72,10 +73,15 @@ def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, tiny_backbon
     assert main(["train", "video-classify", "--labels", str(labels_dir / "activities.csv"), "--data-dir", str(clips),
                  "--features", str(tmp_path / "f.h5"), "--backbone", "tiny", "--num-frames", "4", "--output-dir",
                  str(out), "--units", "8", "--projection-dim", "8", "--batch-size", "4", "--epochs", "2",
+                 "--class-weight", "balanced", "--select", "balanced-accuracy",
                  "--model-out", str(tmp_path / "m.keras")]) == 0
     model = keras.models.load_model(tmp_path / "m.keras")
     assert type(model).__name__ == "VideoClassifier" and list(model.class_names)[-1] == "other"
     card = json.loads((tmp_path / "m.json").read_text())
     assert card["data"]["layout"] == "clip labels csv"
     assert set(card["metrics"]["dev"]["per_class_precision"]) == set(model.class_names)
+    weights = card["data"]["class_weights"]
+    assert set(weights) == set(model.class_names) and weights["other"] < max(weights.values())
+    assert card["metrics"]["selection"] == "dev balanced accuracy (mean per-class recall)"
+    assert 0 <= card["metrics"]["dev"]["balanced_accuracy"] <= 100 and "majority_class_accuracy" in card["metrics"]["dev"]
     assert list(out.rglob("confusion_dev.png")) and list(out.rglob("confusion_test.png"))

@@ -20,7 +20,7 @@ import logging
 import os
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
+from captioner.training.trainer import CLASS_WEIGHTING, ArrayBatches, Recipe, class_weights, classifier_compile_args
 
 NAME = "video-classify"
 HELP = "train an activity classifier (LSTM over frame features, LRCN) on UCF101-layout clips"
@@ -47,6 +47,11 @@ class Config(TrainConfig):
     grid_channels: int = option(32)
     dropout: float = option(0.3)
     patience: int = 8
+    class_weight: str = option("none", choices=CLASS_WEIGHTING,
+                               help="weight the loss per class: balanced (inverse frequency) or sqrt (its square "
+                                    "root), for data where one class (e.g. 'other') dominates")
+    select: str = option("accuracy", choices=("accuracy", "balanced-accuracy"),
+                         help="dev figure that selects the epoch: accuracy, or balanced accuracy (mean per-class recall)")
     limit: int | None = option(None, help="use only the first N train clips (smoke runs)")
 
 
@@ -73,15 +78,31 @@ def accuracy_report(labels, predictions, class_names):
     per_class = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[i].sum(), 1), 2) for i in range(k)}
     precision = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[:, i].sum(), 1), 2) for i in range(k)}
     return {"accuracy": round(100.0 * float((labels == predictions).mean()), 2), "clips": len(labels),
+            "balanced_accuracy": round(balanced_accuracy(labels, predictions, k), 2),
             "per_class_accuracy": per_class, "per_class_recall": per_class, "per_class_precision": precision,
             "support": {class_names[i]: int(confusion[i].sum()) for i in range(k)},
             "confusion": confusion.tolist(), "classes": list(class_names)}
+
+
+def balanced_accuracy(labels, predictions, num_classes):
+    """Mean recall (%) over the classes present in `labels`: every class counts the same, so
+    predicting the majority class everywhere scores 100 / (number of classes)."""
+    import numpy as np
+
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    recalls = [float((predictions[labels == c] == c).mean()) for c in range(num_classes) if (labels == c).any()]
+    return 100.0 * float(np.mean(recalls)) if recalls else 0.0
 
 
 class VideoClassify(Recipe):
     task = "video-classify"
     metric = "dev_accuracy"
     selection = "dev accuracy"
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        if cfg.select == "balanced-accuracy":
+            self.metric, self.selection = "dev_balanced_accuracy", "dev balanced accuracy (mean per-class recall)"
 
     def prepare(self, trainer):
         import numpy as np
@@ -116,12 +137,17 @@ class VideoClassify(Recipe):
                                               dtype=np.float16 if c.feature == "grid" else np.float32)
             self.data[name] = ({"features": feats, "mask": mask}, np.array([label_of[p] for p in kept], np.int32))
             log.info("%s: %d clips, %s", name, len(kept), split.counts() if name != "train" else "")
-        self.train_batches = ArrayBatches(*self.data["train"], c.batch_size)
+        train_labels = self.data["train"][1]
+        self.class_weights = class_weights(train_labels, len(self.class_names), c.class_weight)
+        self.train_batches = ArrayBatches(*self.data["train"], c.batch_size,
+                                          None if c.class_weight == "none" else self.class_weights[train_labels])
         counts = {f"{s}_clips": len(self.data[s][1]) for s in ("train", "dev", "test")}
         layout = ({"layout": "clip labels csv", "labels": c.labels} if c.labels else
                   {"layout": "ucf101", "split_id": c.split_id, "dev_groups": c.dev_groups})
         self.card = {"data_dir": c.data_dir, **layout, **counts,
                      "class_counts": {s: splits[s].counts() for s in ("train", "dev", "test")}}
+        if c.class_weight != "none":
+            self.card["class_weights"] = {n: round(float(w), 4) for n, w in zip(self.class_names, self.class_weights)}
         return {"class_names": self.class_names, **counts}
 
     def card_data(self, trainer):
@@ -149,16 +175,22 @@ class VideoClassify(Recipe):
         return model.predict(self.data[split][0], batch_size=128, verbose=0).argmax(-1)
 
     def evaluate_dev(self, model):
-        return {"dev_accuracy": 100.0 * float((self.predict(model, "dev") == self.data["dev"][1]).mean())}
+        predictions, labels = self.predict(model, "dev"), self.data["dev"][1]
+        return {"dev_accuracy": 100.0 * float((predictions == labels).mean()),
+                "dev_balanced_accuracy": balanced_accuracy(labels, predictions, len(self.class_names))}
 
     def evaluate(self, model, trainer):
         from captioner.visualize.confusion import confusion_png
 
+        import numpy as np
+
         metrics = {"split": "test"}
+        majority = int(np.bincount(self.data["train"][1], minlength=len(self.class_names)).argmax())
         for split in ("dev", "test"):
             if not len(self.data[split][1]):
                 continue
             metrics[split] = accuracy_report(self.data[split][1], self.predict(model, split), self.class_names)
+            metrics[split]["majority_class_accuracy"] = round(100.0 * float((self.data[split][1] == majority).mean()), 2)
             confusion_png(trainer.run_dir.path(f"confusion_{split}.png"), metrics[split]["confusion"],
                           self.class_names, title=f"{split} clips")
             log.info("%s accuracy: %.2f%%", split, metrics[split]["accuracy"])
