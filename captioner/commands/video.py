@@ -27,7 +27,8 @@ def register(subparsers):
                         "the model's kind must match")
     p.add_argument("--model", "-m", default=None, help="a video .keras model (captioner or classifier)")
     p.add_argument("--attention-dir", default=None,
-                   help="captioner: also write one PNG per clip showing which sampled frames each word looked at")
+                   help="captioner: also write one PNG per clip showing which sampled frames each word looked at "
+                        "(DIR/<clip stem>-<hash of its path>.png, as `captioner caption` names overlays)")
     p.add_argument("--output", "-o", required=True, help="JSON lines file to write")
     p.add_argument("--beam-size", type=int, default=None, help="captioner: beam width (default: the model's)")
     p.add_argument("--max-length", type=int, default=None, help="captioner: max generated words")
@@ -96,8 +97,7 @@ def run(args):
                     rows.update({r.source: r.to_json() for r in results})
                     if args.attention_dir:
                         for r in results:
-                            rows[r.source]["attention_png"] = write_attention_strip(args.attention_dir, r,
-                                                                                    start + batch.index(r.source))
+                            rows[r.source]["attention_png"] = write_attention_strip(args.attention_dir, r)
                 else:
                     results = model.classify(clips, batch_size=args.batch_size)
                     rows.update({r.source: r.to_json(top=args.top) for r in results})
@@ -115,12 +115,13 @@ def run(args):
     return 1 if failed else 0
 
 
-def write_attention_strip(folder, result, index):
-    """The frame-attention strip of one captioned clip as FOLDER/<NNNNN>_<clip stem>.png."""
+def write_attention_strip(folder, result):
+    """The frame-attention strip of one captioned clip as FOLDER/<clip stem>-<hash>.png: the
+    name `captioner caption --attention-dir` gives an image's overlay (stable across runs, and
+    two clips of one name in different folders do not collide)."""
+    from captioner.inference.batch import attention_png_name
     from captioner.visualize.frame_attention import save_frame_attention_png
 
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in os.path.splitext(
-        os.path.basename(str(result.source)))[0])[:80]
-    path = os.path.join(folder, f"{index:05d}_{stem}.png")
+    path = os.path.join(folder, attention_png_name(result.source))
     return save_frame_attention_png(path, result.frames, result.tokens, result.attention,
                                     timestamps=result.timestamps, title=result.text)

@@ -113,7 +113,11 @@ def test_attention_dir_writes_one_strip_per_captioned_clip(tmp_path, clips):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert "error" in rows[2] and "attention_png" not in rows[2]
     written = [r["attention_png"] for r in rows[:2]]
-    assert sorted(os.listdir(pngs)) == ["00000_clip0.png", "00001_clip1.png"] == [os.path.basename(w) for w in written]
+    from captioner.inference.batch import attention_png_name
+
+    names = [attention_png_name(p) for p in good]  # the name `caption --attention-dir` gives an image
+    assert [os.path.basename(w) for w in written] == names and sorted(os.listdir(pngs)) == sorted(names)
+    assert names[0].startswith("clip0-") and names[1].startswith("clip1-")
     for row, png in zip(rows, written):
         with Image.open(png) as im:
             assert im.mode == "RGB" and im.width > 4 * 40  # a header plus one row of four frames per step
