@@ -97,7 +97,11 @@ def run(args):
                     rows.update({r.source: r.to_json() for r in results})
                     if args.attention_dir:
                         for r in results:
-                            rows[r.source]["attention_png"] = write_attention_strip(args.attention_dir, r)
+                            try:
+                                rows[r.source]["attention_png"] = write_attention_strip(args.attention_dir, r)
+                            except (OSError, ValueError) as exc:  # the caption stands; only its picture is lost
+                                rows[r.source]["attention_error"] = f"attention PNG not written: {exc}"
+                                print(f"  {r.source}: attention PNG not written: {exc}", file=sys.stderr)
                 else:
                     results = model.classify(clips, batch_size=args.batch_size)
                     rows.update({r.source: r.to_json(top=args.top) for r in results})

@@ -15,7 +15,7 @@ import tensorflow as tf
 from captioner.decoding import Generator
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.frame_encoder import FrameEncoder
-from captioner.text.vocabulary import START_ID, UNK_ID
+from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
 FEATURES = ("pooled", "grid")
 
@@ -54,8 +54,9 @@ class VideoCaptionModel(keras.Model):
         self.encoder.build()
         self.decoder.build((None, None, self.units))
         self.built = True  # all sub-layers are built: weights load (resume) before any call
-        # never generate <unk> or <start>: a caption of real words only
-        self.generator = Generator(self.decoder, self.encode, banned_ids=(UNK_ID, START_ID))
+        # never generate <pad>, <unk> or <start>: a caption of real words only, one attention row per
+        # word (a generated <pad> would be dropped from the words and leave its row behind)
+        self.generator = Generator(self.decoder, self.encode, banned_ids=(PAD_ID, UNK_ID, START_ID))
 
     def encode(self, features, mask=None, training=False):
         """annotations (B, N, U), mask (B, N) bool, initial decoder state {"h", "c"}."""

@@ -124,6 +124,33 @@ def test_attention_dir_writes_one_strip_per_captioned_clip(tmp_path, clips):
             assert im.height > 40 * len(row["attention"])
 
 
+def test_a_strip_that_cannot_be_written_keeps_the_caption(tmp_path, clips, capsys, monkeypatch):
+    import captioner.commands.video as video_command
+
+    good, _ = clips
+    vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
+    model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
+                                                              attention_units=8), vocab, num_frames=4, beam_size=2,
+                           max_length=4)
+    cap_path = str(tmp_path / "cap.keras")
+    model.save(cap_path)
+    real = video_command.write_attention_strip
+
+    def full_disk_on_clip1(folder, result):
+        if "clip1" in result.source:
+            raise OSError(28, "No space left on device")
+        return real(folder, result)
+
+    monkeypatch.setattr(video_command, "write_attention_strip", full_disk_on_clip1)
+    out = tmp_path / "o.jsonl"
+    assert main(["video", *good, "--model", cap_path, "--output", str(out), "--attention-dir", str(tmp_path / "s"),
+                 "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert "attention_png" in rows[0] and "caption" in rows[1] and "attention_png" not in rows[1]
+    assert "No space left on device" in rows[1]["attention_error"]
+    assert "attention PNG not written" in capsys.readouterr().err
+
+
 def test_task_picks_the_kind_and_refuses_a_mismatch(tmp_path, clips, capsys):
     good, _ = clips
     cls_path = _classifier(tmp_path)

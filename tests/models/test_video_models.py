@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import keras
+import pytest
 import numpy as np
 import tensorflow as tf
 
@@ -228,3 +229,23 @@ def test_weights_load_into_fresh_models_before_any_call(tmp_path):
         b.load_weights(path)
         for wa, wb in zip(a.weights, b.weights):
             np.testing.assert_array_equal(np.asarray(wa), np.asarray(wb))
+
+
+@pytest.mark.parametrize("special", ["<pad>", "<start>", "<unk>"])
+def test_a_special_token_is_never_generated_so_each_word_keeps_its_attention_row(special):
+    """Even a model that scores `special` highest at every step writes real words only: a
+    generated <pad> used to be dropped from the words and leave its attention row behind, so
+    the frame-attention strip of `captioner video --attention-dir` failed on the clip."""
+    from captioner.text.vocabulary import SPECIAL_TOKENS
+
+    v = vocab()
+    keras.utils.set_random_seed(0)
+    inner = VideoCaptionModel(len(v), 6, units=8, projection_dim=8, embedding_dim=8, attention_units=8)
+    kernel, bias = inner.decoder.vocab_dense.get_weights()
+    bias[SPECIAL_TOKENS.index(special)] = 100.0
+    inner.decoder.vocab_dense.set_weights([kernel, bias])
+    model = VideoCaptioner(tiny_backbone(), inner, v, num_frames=4, beam_size=2, max_length=5)
+    clip = np.random.default_rng(0).integers(0, 256, size=(4, 32, 32, 3)).astype("uint8")
+    result = model.describe(clip)
+    assert special not in result.tokens and len(result.tokens) >= 1
+    assert result.attention.shape == (min(len(result.tokens) + 1, 5), 4)
