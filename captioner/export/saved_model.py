@@ -134,6 +134,12 @@ class TranslatorModule(tf.Module):
         self._model = model
         self._weights = list(model.variables)
         self._source_lookup = model.source_vocabulary.lookup_layer()  # its table is tracked and saved
+        table = model.target_tokenizer.get("truecase") or {}
+        self._truecase = None
+        if table:  # lower-cased word -> its form ("" where the table has none); tracked and saved
+            keys = sorted(table)
+            self._truecase = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(tf.constant(keys), tf.constant([table[k] for k in keys])), "")
         defaults = (tf.constant(model.beam_size), tf.constant(model.alpha, tf.float32),
                     tf.constant(model.max_length))
 
@@ -159,7 +165,9 @@ class TranslatorModule(tf.Module):
         out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
-        if model.replace_unk and model.kind == "attention":
+        if self._truecase is not None:
+            hypotheses = self._truecased_texts(sentences, source_tokens, out_tokens, attention, settings)
+        elif model.replace_unk and model.kind == "attention":
             # <unk> at step j -> the source word step j attends to most (Seq2Seq.translate, replace_unk)
             most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
             shape = tf.shape(out_tokens)
@@ -177,6 +185,36 @@ class TranslatorModule(tf.Module):
         scores = tf.where(empty, float("-inf"), out["scores"])
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
+
+    def _truecased_texts(self, sentences, source_tokens, out_tokens, attention, settings):
+        """Hypotheses (B, K) of a truecased model: the words of `Seq2Seq._decode_one` (an <unk>
+        replaced by the most attended source word, when the model does that), then
+        `captioner.text.truecase.apply_truecase` in the graph: the table's form, else the form of
+        the same word in the source (its first word excepted), then the first word capitalized."""
+        model = self._model
+        shape = tf.shape(out_tokens)  # (B, K, T)
+        target = tf.gather(tf.constant(list(model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
+        if model.replace_unk and model.kind == "attention":
+            most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
+            pointed = tf.gather(source_tokens, tf.reshape(most, [shape[0], -1]), batch_dims=1)  # (B, K*T)
+            target = tf.where(out_tokens == UNK_ID, tf.reshape(pointed, shape), target)
+        # the source's words as written, at the positions of the lower-cased ones
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : model.max_source_length]
+        cased = cased.to_tensor(default_value="", shape=tf.shape(source_tokens))  # (B, S)
+        later = tf.range(tf.shape(source_tokens)[1]) > 0  # (S,): not the source's first word
+        match = tf.equal(target[..., None], source_tokens[:, None, None, :]) & later  # (B, K, T, S)
+        first = tf.argmax(tf.cast(match, tf.int32), axis=-1, output_type=tf.int32)  # (B, K, T)
+        written = tf.reshape(tf.gather(cased, tf.reshape(first, [shape[0], -1]), batch_dims=1), shape)
+        known = self._truecase.lookup(target)  # (B, K, T): "" where the table has no form
+        target = tf.where(known != "", known, tf.where(tf.reduce_any(match, -1), written, target))
+        keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
+            out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
+        flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
+        head = flat[:, :1]  # the first word of each hypothesis, capitalized
+        head = tf.ragged.map_flat_values(
+            lambda w: tf.strings.join([tf.strings.upper(tf.strings.substr(w, 0, 1, unit="UTF8_CHAR"), encoding="utf-8"),
+                                       tf.strings.substr(w, 1, tf.int32.max, unit="UTF8_CHAR")]), head)
+        return tf.reshape(tf_detokenize(tf.concat([head, flat[:, 1:]], axis=1)), shape[:2])  # (B, K)
 
     def signatures(self):
         return {"serving_default": self.translate}

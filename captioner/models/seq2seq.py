@@ -40,6 +40,7 @@ from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochast
 from captioner.layers.text_encoder import TextEncoder
 from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
+from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -313,6 +314,10 @@ class Seq2Seq(keras.Model):
         if subword:  # the <unk> copy and the alignment work on source words made of pieces
             src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
             src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
+        truecase = None if subword else self.target_tokenizer.get("truecase")
+        if truecase:  # the source's words as written: a copied name keeps its capitals
+            cased_source = tokenize(source or "", lower=False,
+                                    keep_punct=self.source_tokenizer.get("keep_punct", True))[: self.max_source_length]
         hyps = []
         for k in range(out["tokens"].shape[1]):
             if not np.isfinite(out["scores"][b, k]):
@@ -329,6 +334,8 @@ class Seq2Seq(keras.Model):
             else:
                 words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
                                                    source_tokens if replace_unk else None, distinct=distinct)
+                if truecase:
+                    words = apply_truecase(words, truecase, cased_source)
                 text = join_tokens(words, self.target_tokenizer)
             hyps.append((text, float(out["scores"][b, k]) + coverage, words, extra.pop("attention", attn), replaced,
                          float(out["log_probs"][b, k]), finished, coverage, extra))

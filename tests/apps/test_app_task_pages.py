@@ -192,7 +192,7 @@ def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
     no_errors(at)
     [translation] = headings(at)
     assert translation and translation != "(empty translation)"
-    assert {"ein", "mann"} <= set(translation.split())  # "A man in a blue shirt ..." in German
+    assert {"Ein", "Mann"} <= set(translation.split())  # "A man in a blue shirt ..." in German, truecased
     hyps = at.table[0].value
     assert list(hyps.columns) == ["rank", "translation", "score"] and len(hyps) == 5  # the model's beam width
     scores = [float(s) for s in hyps["score"]]
@@ -210,7 +210,7 @@ def test_translate_page_beam_hypotheses_and_alignment(bundled_env):
     assert len(at.table[0].value) == 1  # greedy: one hypothesis
     at.text_area[0].set_value("A dog runs through the grass.").run()
     no_errors(at)
-    assert "hund" in headings(at)[0].split()
+    assert "Hund" in headings(at)[0].split()
 
 
 @needs("multi30k_en_de.keras")
@@ -232,7 +232,7 @@ def test_translate_page_french_to_english(bundled_env):
     no_errors(at)
     assert at.text_area[0].value == "Jane visite l'Afrique en septembre."  # the page's French example
     [translation] = headings(at)
-    assert translation.split()[:1] == ["jane"] and "africa" in translation, translation  # "jane" copied through <unk>
+    assert translation.split()[:1] == ["Jane"] and "Africa" in translation, translation  # "jane" copied through <unk>
     assert [img.captions[0] for img in at.image] == [f"alignment of “{translation}”"]
     assert_model_card(at, "anki_fr_en.keras")
 

@@ -191,6 +191,30 @@ print(json.dumps([t.decode() for t in out["translation"].numpy()]))
 """
 
 
+def test_tiny_truecased_translator_same_translations(tmp_path):
+    """The graph's truecasing is the Python one: the table's form, else the source's (not its
+    first word), then the first word capitalized; <unk> copies keep their written case."""
+    model = _tiny_translator()
+    config = model.get_config()
+    config["target_tokenizer"] = {**config["target_tokenizer"],
+                                  "truecase": {"hund": "Hund", "männer": "Männer", "dog": "Dog", "zwei": "ZWEI"}}
+    cased = Seq2Seq.from_config(config)
+    cased.set_weights(model.get_weights())
+    export_saved_model(cased, tmp_path / "tr")
+    loaded = tf.saved_model.load(str(tmp_path / "tr"))
+    sentences = ["A dog runs.", "Two Men, a Dog!", "", "Jane sees Ein Bob", "ein Hund läuft . Jane", "Ünknown Éric"]
+    for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 5}]:
+        want = cased.translate(sentences, **settings)
+        out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
+        got = [t.decode() for t in out["translation"].numpy()]
+        assert got == [t.text for t in want]
+        assert [t.lower() for t in got] == [t.text.lower() for t in model.translate(sentences, **settings)]
+    texts = [t.text for t in cased.translate(sentences)]
+    assert "Dog" in texts[0] and "dog" not in texts[0]  # the table's form
+    assert "Ein" in texts[3].split() and "ein" not in texts[3].split()  # not in the table: the source's form
+    assert "ein" in texts[4].split()  # the source's first word lends its form to nothing
+
+
 @pytest.mark.slow
 def test_bundled_translator_round_trip_in_a_fresh_process(tmp_path):
     from captioner.models.seq2seq import load_translator
