@@ -97,16 +97,22 @@ def test_bundled_shapes_models_on_generated_clips(tmp_path, name):
         assert row["label"] == "MoveLeft"
 
 
-def test_attention_dir_writes_one_strip_per_captioned_clip(tmp_path, clips):
-    from PIL import Image
-
-    good, broken = clips
+def _tiny_captioner_file(tmp_path):
+    """A tiny untrained video captioner saved as tmp_path/cap.keras; its path."""
     vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
     model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
                                                               attention_units=8), vocab, num_frames=4, beam_size=2,
                            max_length=4)
-    cap_path = str(tmp_path / "cap.keras")
-    model.save(cap_path)
+    path = str(tmp_path / "cap.keras")
+    model.save(path)
+    return path
+
+
+def test_attention_dir_writes_one_strip_per_captioned_clip(tmp_path, clips):
+    from PIL import Image
+
+    good, broken = clips
+    cap_path = _tiny_captioner_file(tmp_path)
     out, pngs = tmp_path / "o.jsonl", tmp_path / "strips"
     assert main(["video", *good, broken, "--model", cap_path, "--output", str(out), "--attention-dir", str(pngs),
                  "--no-progress"]) == 1
@@ -128,12 +134,7 @@ def test_a_strip_that_cannot_be_written_keeps_the_caption(tmp_path, clips, capsy
     import captioner.commands.video as video_command
 
     good, _ = clips
-    vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
-    model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
-                                                              attention_units=8), vocab, num_frames=4, beam_size=2,
-                           max_length=4)
-    cap_path = str(tmp_path / "cap.keras")
-    model.save(cap_path)
+    cap_path = _tiny_captioner_file(tmp_path)
     real = video_command.write_attention_strip
 
     def full_disk_on_clip1(folder, result):
