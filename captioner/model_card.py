@@ -179,6 +179,23 @@ class ModelCard:
         path = card_path(model_path)
         return cls.load(path) if os.path.exists(path) else None
 
+    @classmethod
+    def record_step(cls, model_path, script, argv, extra=None, metrics=None) -> ModelCard | None:
+        """After a script has rewritten a trained model: append ``python SCRIPT ARGV...`` to the
+        card's commands and merge ``extra`` and ``metrics`` into it (None where the model has no
+        card). Returns the saved card."""
+        import shlex
+
+        card = cls.find(model_path)
+        if card is None:
+            return None
+        card.command = card.commands + ["python " + " ".join(shlex.quote(str(a)) for a in [script, *argv])]
+        card.extra = {**(card.extra or {}), **(extra or {})}
+        if metrics:
+            card.metrics = {**(card.metrics or {}), **metrics}
+        card.save(model_path)
+        return card
+
     def save(self, path) -> str:
         """Write the card atomically to `path` (a `.json`) or beside a model file; returns the path."""
         from .io import write_json

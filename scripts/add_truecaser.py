@@ -19,7 +19,6 @@ cased / lower-cased BLEU before and after in ``extra.truecase`` and ``metrics``.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import types
 
@@ -80,18 +79,13 @@ def main(argv=None):
         return 0
     with atomic_path(args.model, ".keras") as tmp:
         cased.save(tmp)
-    card = ModelCard.find(args.model)
-    if card is not None:
-        command = "python " + " ".join(shlex.quote(a) for a in ["scripts/add_truecaser.py",
-                                                                 *(argv if argv is not None else sys.argv[1:])])
-        card.command = card.commands + [command]
-        card.extra = {**(card.extra or {}), "truecase": {
-            "rule": "unigram truecaser (captioner.text.truecase): most frequent non-initial form in the cased "
-                    "training targets; else the source's form; first word capitalized",
-            "table_entries": len(table), "training_targets": len(train),
-            "before": before, "after": after}}
-        card.metrics = {**(card.metrics or {}), f"{split}_beam{beam}_truecased": after}
-        card.save(args.model)
+    ModelCard.record_step(
+        args.model, "scripts/add_truecaser.py", argv if argv is not None else sys.argv[1:],
+        extra={"truecase": {"rule": "unigram truecaser (captioner.text.truecase): most frequent non-initial form in "
+                                    "the cased training targets; else the source's form; first word capitalized",
+                            "table_entries": len(table), "training_targets": len(train), "before": before,
+                            "after": after}},
+        metrics={f"{split}_beam{beam}_truecased": after})
     return 0
 
 

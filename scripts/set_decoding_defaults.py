@@ -12,7 +12,6 @@ the card's metrics are left as they are (re-measure them, e.g. scripts/summarize
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 
 SETTINGS = ("beam_size", "alpha", "no_repeat_ngram", "copy_distinct")
@@ -48,13 +47,8 @@ def main(argv=None):
     with atomic_path(args.model, ".keras") as tmp:
         new_model.save(tmp)
     new = {k: getattr(new_model, k) for k in SETTINGS}
-    card = ModelCard.find(args.model)
-    if card is not None:
-        command = "python " + " ".join(shlex.quote(a) for a in ["scripts/set_decoding_defaults.py",
-                                                                 *(argv if argv is not None else sys.argv[1:])])
-        card.command = card.commands + [command]
-        card.extra = {**(card.extra or {}), "decoding_defaults": {"before": old, "after": new}}
-        card.save(args.model)
+    ModelCard.record_step(args.model, "scripts/set_decoding_defaults.py", argv if argv is not None else sys.argv[1:],
+                          extra={"decoding_defaults": {"before": old, "after": new}})
     print(f"{args.model}: {old} -> {new}")
     return 0
 

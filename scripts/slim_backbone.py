@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 
 
@@ -47,14 +46,8 @@ def main(argv=None):
     with atomic_path(args.model, ".keras") as tmp:
         slim.save(tmp)
     after = os.path.getsize(args.model)
-    card = ModelCard.find(args.model)
-    if card is not None:
-        command = "python " + " ".join(shlex.quote(a) for a in ["scripts/slim_backbone.py",
-                                                                 *(argv if argv is not None else sys.argv[1:])])
-        card.command = card.commands + [command]
-        card.extra = {**(card.extra or {}), "slim_backbone": {"bytes": {"before": before, "after": after},
-                                                              "parameters": params}}
-        card.save(args.model)
+    ModelCard.record_step(args.model, "scripts/slim_backbone.py", argv if argv is not None else sys.argv[1:],
+                          extra={"slim_backbone": {"bytes": {"before": before, "after": after}, "parameters": params}})
     print(f"{args.model}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB, "
           f"{params['before']:,} -> {params['after']:,} parameters")
     return 0

@@ -57,6 +57,12 @@ def _texts(vocabulary, tokens):
     return tf.reshape(tf_detokenize(vocabulary.tf_decode(flat)), shape[:2])  # (B, K)
 
 
+def _capitalize_first(words):
+    """`captioner.text.truecase.capitalize_first` on a string tensor."""
+    return tf.strings.join([tf.strings.upper(tf.strings.substr(words, 0, 1, unit="UTF8_CHAR"), encoding="utf-8"),
+                            tf.strings.substr(words, 1, tf.int32.max, unit="UTF8_CHAR")])
+
+
 def decode_image(data, size):
     """Encoded image bytes (scalar string) -> uint8 (h, w, 3) at `size` = (h, w).
 
@@ -165,19 +171,9 @@ class TranslatorModule(tf.Module):
         out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
-        if self._truecase is not None:
-            hypotheses = self._truecased_texts(sentences, source_tokens, out_tokens, attention, settings)
-        elif model.replace_unk and model.kind == "attention":
-            # <unk> at step j -> the source word step j attends to most (Seq2Seq.translate, replace_unk)
-            most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
-            shape = tf.shape(out_tokens)
-            target = tf.gather(tf.constant(list(model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
-            pointed = tf.gather(source_tokens, tf.reshape(most, [shape[0], -1]), batch_dims=1)  # (B, K*T)
-            target = tf.where(out_tokens == UNK_ID, tf.reshape(pointed, shape), target)
-            keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
-                out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
-            flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
-            hypotheses = tf.reshape(tf_detokenize(flat), shape[:2])  # (B, K)
+        replace = model.replace_unk and model.kind == "attention"
+        if replace or self._truecase is not None:
+            hypotheses = self._word_texts(sentences, source_tokens, out_tokens, attention, replace, settings)
         else:
             hypotheses = _texts(model.target_vocabulary, out_tokens)
         empty = (n_source == 0)[:, None]  # (B, 1)
@@ -186,35 +182,39 @@ class TranslatorModule(tf.Module):
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
 
-    def _truecased_texts(self, sentences, source_tokens, out_tokens, attention, settings):
-        """Hypotheses (B, K) of a truecased model: the words of `Seq2Seq._decode_one` (an <unk>
-        replaced by the most attended source word, when the model does that), then
-        `captioner.text.truecase.apply_truecase` in the graph: the table's form, else the form of
-        the same word in the source (its first word excepted), then the first word capitalized."""
-        model = self._model
+    def _word_texts(self, sentences, source_tokens, out_tokens, attention, replace, settings):
+        """Hypotheses (B, K) as `Seq2Seq._decode_one` writes them for a word model: with `replace`,
+        an <unk> at step j becomes the source word step j attends to most; with a truecase table,
+        `captioner.text.truecase.apply_truecase` in the graph (`_truecase_words`)."""
         shape = tf.shape(out_tokens)  # (B, K, T)
-        target = tf.gather(tf.constant(list(model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
-        if model.replace_unk and model.kind == "attention":
+        target = tf.gather(tf.constant(list(self._model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
+        if replace:
             most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
             pointed = tf.gather(source_tokens, tf.reshape(most, [shape[0], -1]), batch_dims=1)  # (B, K*T)
             target = tf.where(out_tokens == UNK_ID, tf.reshape(pointed, shape), target)
+        if self._truecase is not None:
+            target = self._truecase_words(sentences, source_tokens, target, settings)
+        keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
+            out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
+        flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
+        if self._truecase is not None:  # the first word of each hypothesis, capitalized
+            head = tf.ragged.map_flat_values(_capitalize_first, flat[:, :1])
+            flat = tf.concat([head, flat[:, 1:]], axis=1)
+        return tf.reshape(tf_detokenize(flat), shape[:2])  # (B, K)
+
+    def _truecase_words(self, sentences, source_tokens, target, settings):
+        """Words (B, K, T) in the table's form, else in the form the same word has in the source
+        (its first word excepted), else as they are."""
+        shape = tf.shape(target)
         # the source's words as written, at the positions of the lower-cased ones
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : model.max_source_length]
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : self._model.max_source_length]
         cased = cased.to_tensor(default_value="", shape=tf.shape(source_tokens))  # (B, S)
         later = tf.range(tf.shape(source_tokens)[1]) > 0  # (S,): not the source's first word
         match = tf.equal(target[..., None], source_tokens[:, None, None, :]) & later  # (B, K, T, S)
         first = tf.argmax(tf.cast(match, tf.int32), axis=-1, output_type=tf.int32)  # (B, K, T)
         written = tf.reshape(tf.gather(cased, tf.reshape(first, [shape[0], -1]), batch_dims=1), shape)
         known = self._truecase.lookup(target)  # (B, K, T): "" where the table has no form
-        target = tf.where(known != "", known, tf.where(tf.reduce_any(match, -1), written, target))
-        keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
-            out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
-        flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
-        head = flat[:, :1]  # the first word of each hypothesis, capitalized
-        head = tf.ragged.map_flat_values(
-            lambda w: tf.strings.join([tf.strings.upper(tf.strings.substr(w, 0, 1, unit="UTF8_CHAR"), encoding="utf-8"),
-                                       tf.strings.substr(w, 1, tf.int32.max, unit="UTF8_CHAR")]), head)
-        return tf.reshape(tf_detokenize(tf.concat([head, flat[:, 1:]], axis=1)), shape[:2])  # (B, K)
+        return tf.where(known != "", known, tf.where(tf.reduce_any(match, -1), written, target))
 
     def signatures(self):
         return {"serving_default": self.translate}
