@@ -6,11 +6,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install app test test-fast lint system-deps clean
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	# tensorflow-text (SentencePiece in exported subword translators) declares `tensorflow`, which
+	# would pull a second TensorFlow beside tensorflow-cpu: installed without its dependencies
+	$(PY) -m pip install -q --no-deps tensorflow-text==2.21.1
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 

@@ -50,10 +50,6 @@ def run(args):
 
         if os.path.isfile(args.output):
             raise InputError(f"--output {args.output}: is a file; a SavedModel is a directory")
-        if any(getattr(model, side, {}).get("spm") for side in ("source_tokenizer", "target_tokenizer")):
-            raise InputError(f"{args.model}: a subword (SentencePiece) translator cannot be exported as a "
-                             "SavedModel (its graph tokenizer splits whole words); use the .keras file with "
-                             "`captioner translate` or `captioner serve`")
         export_saved_model(model, args.output)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.output) for f in fs)
         print(f"wrote SavedModel {args.output} ({size / 1e6:.1f} MB); see: saved_model_cli show --dir "

@@ -25,7 +25,9 @@ string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothe
 ``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
 of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
 at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
-source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does. An input with
+source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does. A subword
+(SentencePiece) translator tokenizes in the graph with tensorflow-text (`SubwordGraph`): its
+``source_tokens`` are pieces, and loading it needs ``import tensorflow_text`` first. An input with
 no tokens gives "" and score -inf. The coverage penalty re-ranking is not in the graph; a model
 with an n-best rescorer (`captioner.decoding.rescoring`) is refused.
 
@@ -35,12 +37,14 @@ Every variable is saved in the SavedModel's checkpoint; the vocabularies are gra
 
 from __future__ import annotations
 
+import base64
 import os
 
 import tensorflow as tf
 
 from captioner.features.images import tf_resize_like_pillow
 from captioner.features.tf_images import decode_rgb
+from captioner.text.subword import WORD_START
 from captioner.text.tokenizer import tf_detokenize, tf_tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
@@ -127,10 +131,7 @@ class TranslatorModule(tf.Module):
     """The SavedModel of a `Seq2Seq` translator: see the module docstring."""
 
     def __init__(self, model):
-        if model.source_tokenizer.get("spm") or model.target_tokenizer.get("spm"):
-            raise ValueError("cannot export a subword (SentencePiece) translator: the SavedModel tokenizes with "
-                             "tf.strings (whole words) and has no SentencePiece op; use the .keras file "
-                             "(keras.models.load_model, `captioner translate`, `captioner serve`)")
+        self._subword = subword_graph(model)  # None for a word model
         if getattr(model, "rescorer", None) is not None:
             raise ValueError("cannot export a translator with an n-best rescorer (e.g. the Hindi transliterator's "
                              "word-list LM): the re-ranking runs in Python after the beam search, not in the graph; "
@@ -159,6 +160,8 @@ class TranslatorModule(tf.Module):
     def _translate(self, sentences, beam_size, alpha, max_length):
         model = self._model
         settings = model.source_tokenizer
+        if self._subword is not None:
+            return self._subword.translate(sentences, beam_size, alpha, max_length)
         if settings.get("split_elisions"):
             raise ValueError("the source tokenizer splits elisions, which the graph tokenizer does not do")
         tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
@@ -218,6 +221,100 @@ class TranslatorModule(tf.Module):
 
     def signatures(self):
         return {"serving_default": self.translate}
+
+
+class SubwordGraph(tf.Module):
+    """The graph twin of a subword (SentencePiece) `Seq2Seq`'s Python path (`Seq2Seq.translate`).
+
+    Source: NFC (and lower case when the model's tokenizer lowers), SentencePiece pieces
+    (tensorflow-text's ``SentencepieceTokenizer`` on the proto stored in the model config: the
+    same pieces as the ``sentencepiece`` package), cut at ``max_source_length`` pieces, looked up.
+    Output: the pieces of each hypothesis up to ``<end>``; with ``replace_unk``, an ``<unk>`` piece
+    becomes the source WORD (its pieces joined) whose pieces its step attends to most in sum,
+    standing as a word of its own; pieces joined, ``▁`` read as a space, spaces collapsed.
+    ``source_tokens`` and ``attention`` are the source pieces and the attention over them (what
+    the network read); `captioner translate` shows the word-level merge.
+
+    A SavedModel with this graph needs tensorflow-text's ops registered where it is loaded
+    (``import tensorflow_text`` before ``tf.saved_model.load``; TF Serving: a build with them).
+    """
+
+    def __init__(self, model):
+        import tensorflow_text as tf_text
+
+        super().__init__(name="subwords")
+        self._model = model
+        source = model.source_tokenizer
+        self._source_lower = bool(source.get("lower"))
+        if not (source.get("spm") and model.target_tokenizer.get("spm")):
+            raise ValueError("cannot export a translator with SentencePiece on one side only (`captioner train "
+                             "translate --subword` gives both sides one)")
+        self._spm = tf_text.SentencepieceTokenizer(model=base64.b64decode(source["spm"]), out_type=tf.string)
+        self._lookup = model.source_vocabulary.lookup_layer()
+        self._target_tokens = tf.constant(list(model.target_vocabulary.tokens))
+
+    def pieces(self, sentences):
+        """(B,) strings -> ragged (B, None) source pieces, as `Seq2Seq.source_tokens` gives them."""
+        import tensorflow_text as tf_text
+
+        text = tf_text.normalize_utf8(sentences, "NFC")
+        if self._source_lower:
+            text = tf.strings.lower(text, encoding="utf-8")
+        return self._spm.tokenize(text)
+
+    def translate(self, sentences, beam_size, alpha, max_length):
+        model = self._model
+        pieces = self.pieces(sentences)[:, : model.max_source_length]  # (B, None)
+        source_pieces = pieces.to_tensor(default_value="")  # (B, S)
+        n_source = pieces.row_lengths()  # (B,)
+        ids = tf.cast(self._lookup(pieces), tf.int32).to_tensor(default_value=PAD_ID)
+        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])  # an empty input: one <pad>
+        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        tokens = out["tokens"]  # (B, K, T)
+        attention = out["attention"][:, :, :, : tf.shape(source_pieces)[1]]  # (B, K, T, S)
+        target = tf.gather(self._target_tokens, tokens)  # (B, K, T) pieces
+        if model.replace_unk and model.kind == "attention":
+            target = tf.where(tokens == UNK_ID, tf.strings.join([WORD_START, self._pointed_words(pieces, attention)]),
+                              target)  # a copied word stands as a word of its own
+        keep = (tf.cumsum(tf.cast(tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
+            tokens != END_ID) & (tokens != PAD_ID) & (tokens != START_ID)
+        target = tf.where(keep, target, "")
+        joined = tf.strings.regex_replace(tf.strings.reduce_join(target, axis=-1), WORD_START, " ")  # (B, K)
+        hypotheses = tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))
+        empty = (n_source == 0)[:, None]  # (B, 1)
+        hypotheses = tf.where(empty, "", hypotheses)
+        scores = tf.where(empty, float("-inf"), out["scores"])
+        return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
+                "hypothesis_scores": scores, "source_tokens": source_pieces, "attention": attention[:, 0]}
+
+    def _pointed_words(self, pieces, attention):
+        """(B, K, T) strings: at each output step, the source word whose pieces it attends to most
+        in sum (ties: the first word), as `Seq2Seq._subword_words` copies an <unk>."""
+        starts = tf.strings.regex_full_match(pieces, WORD_START + ".*")  # ragged (B, None)
+        first = tf.equal(tf.ragged.range(pieces.row_lengths()), 0)  # a word starts at the first piece too
+        word_of = tf.math.cumsum(tf.cast(starts | first, tf.int32), axis=1) - 1  # ragged (B, None)
+        n_words = tf.maximum(tf.reduce_max(word_of, axis=1) + 1, 0)  # (B,): an empty row's max is the int minimum
+        # word texts (B, W): the pieces of each word joined, the marker dropped
+        row_starts = tf.cumsum(n_words, exclusive=True)  # (B,)
+        global_word = (word_of + row_starts[:, None]).flat_values  # one id per piece, over the batch
+        words = tf.strings.reduce_join(tf.RaggedTensor.from_value_rowids(
+            pieces.flat_values, global_word, nrows=tf.reduce_sum(n_words)), axis=1)
+        words = tf.strings.strip(tf.strings.regex_replace(words, WORD_START, " "))
+        words = tf.RaggedTensor.from_row_lengths(words, n_words).to_tensor(default_value="")  # (B, W)
+        # attention summed over each word's pieces: (B, K, T, S) x (B, S, W)
+        member = tf.one_hot(word_of.to_tensor(default_value=-1), tf.shape(words)[1],
+                            dtype=attention.dtype)  # (B, S, W): zeros at padding (S: the source's width)
+        word_attention = tf.einsum("bkts,bsw->bktw", attention, member)
+        most = tf.argmax(word_attention, axis=-1, output_type=tf.int32)  # (B, K, T)
+        shape = tf.shape(most)
+        return tf.reshape(tf.gather(words, tf.reshape(most, [shape[0], -1]), batch_dims=1), shape)
+
+
+def subword_graph(model):
+    """A `SubwordGraph` for a SentencePiece translator, None for a word model."""
+    if model.source_tokenizer.get("spm") or model.target_tokenizer.get("spm"):
+        return SubwordGraph(model)
+    return None
 
 
 def module_for(model):

@@ -22,6 +22,7 @@ import tensorflow as tf
 from captioner.export.saved_model import export_saved_model
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
+from captioner.text.vocabulary import UNK_ID
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "datasets"
@@ -231,3 +232,44 @@ def test_bundled_translator_round_trip_in_a_fresh_process(tmp_path):
     export_saved_model(model, tmp_path / "tr")
     got = _fresh_process(TRANSLATE_SCRIPT, str(tmp_path / "tr"), json.dumps(sentences))
     assert got == [t.text for t in model.translate(sentences)]
+
+
+def test_tiny_subword_translator_same_translations(tmp_path):
+    """The graph's SentencePiece path (tensorflow-text) is the Python one: same pieces, the
+    <unk> copy of a whole source word by summed piece attention, the same detokenized text."""
+    from captioner.text.subword import WORD_START, encode_pieces, piece_vocabulary, to_base64, train_sentencepiece
+    from captioner.text.vocabulary import SPECIAL_TOKENS
+
+    en = ["A man in an orange hat.", "Two dogs play in the snow.", "A woman rides a bike over the street."] * 10
+    de = ["Ein Mann mit einem orangefarbenen Hut.", "Zwei Hunde spielen im Schnee.",
+          "Eine Frau fährt Fahrrad über die Straße."] * 10
+    src = {"spm": to_base64(train_sentencepiece(en, 50)), "lower": False}
+    tgt = {"spm": to_base64(train_sentencepiece(de, 70)), "lower": False}
+    keras.utils.set_random_seed(3)
+    vocab = [Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(t["spm"]))) for t in (src, tgt)]
+    model = Seq2Seq(*vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, max_length=12,
+                    max_source_length=9, source_tokenizer=src, target_tokenizer=tgt, replace_unk=True)
+    kernel, bias = model.decoder.vocab_dense.get_weights()
+    bias[UNK_ID] += 1.5  # <unk> often enough that the copy path runs
+    model.decoder.vocab_dense.set_weights([kernel, bias])
+    sentences = ["A man in Zürich.", "Two dogs.", "", "Jane rides a bike over the street in Åre today", "  two  Dogs  ",
+                 "A woman in an orange hat rides a bike."]
+    export_saved_model(model, tmp_path / "sw")
+    import tensorflow_text  # noqa: F401  (registers the SentencePiece op for loading)
+
+    loaded = tf.saved_model.load(str(tmp_path / "sw"))
+    out = loaded.translate(tf.constant(sentences))
+    got_pieces = [[p.decode() for p in row if p] for row in out["source_tokens"].numpy()]
+    assert got_pieces == [encode_pieces(s, src["spm"])[:9] for s in sentences]
+    copied = 0
+    for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 6}]:
+        want = model.translate(sentences, **settings)
+        out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
+        assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+        for b, t in enumerate(want):
+            if t.text:
+                assert out["score"].numpy()[b] == pytest.approx(t.score, rel=1e-4, abs=1e-5)
+                assert WORD_START not in t.text
+        copied += sum(t.replaced_unk for t in want)
+    assert out["score"].numpy()[2] == -np.inf
+    assert copied > 0  # the <unk> copy was compared too
