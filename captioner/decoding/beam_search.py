@@ -63,9 +63,12 @@ def repeated_ngram_bans(history, step, n, vocab_size):
     ``step`` columns of ``history`` (M, T) (the tokens generated so far), 0 elsewhere."""
     T = history.shape[1]
     rows = tf.shape(history)[0]
-    width = T - n + 1  # n-grams that fit in T columns
-    if width <= 0:
-        return tf.zeros([rows, vocab_size], tf.float32)
+    if T is None:  # max_length is a tensor (an exported signature's input)
+        width = tf.maximum(tf.shape(history)[1] - n + 1, 0)
+    else:
+        width = T - n + 1  # n-grams that fit in T columns
+        if width <= 0:
+            return tf.zeros([rows, vocab_size], tf.float32)
     # the n-gram starting at column j is complete when its last column j + n - 1 < step
     match = tf.broadcast_to(tf.range(width)[None, :] + (n - 1) < step, [rows, width])  # (M, W)
     for k in range(n - 1):  # its first n-1 tokens equal the last n-1 generated

@@ -171,12 +171,13 @@ class TranslatorModule(tf.Module):
         ids = tf.cast(self._source_lookup(tokens), tf.int32).to_tensor(default_value=PAD_ID)  # (B, S)
         # a sentence without tokens is decoded from one <pad> (the Python path skips it) and blanked below
         ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])
-        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length,
+                                     no_repeat_ngram=model.no_repeat_ngram)
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
         replace = model.replace_unk and model.kind == "attention"
         if replace or self._truecase is not None:
-            hypotheses = self._word_texts(sentences, source_tokens, out_tokens, attention, replace, settings)
+            hypotheses = self._word_texts(sentences, source_tokens, n_source, out_tokens, attention, replace, settings)
         else:
             hypotheses = _texts(model.target_vocabulary, out_tokens)
         empty = (n_source == 0)[:, None]  # (B, 1)
@@ -185,16 +186,14 @@ class TranslatorModule(tf.Module):
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
 
-    def _word_texts(self, sentences, source_tokens, out_tokens, attention, replace, settings):
+    def _word_texts(self, sentences, source_tokens, n_source, out_tokens, attention, replace, settings):
         """Hypotheses (B, K) as `Seq2Seq._decode_one` writes them for a word model: with `replace`,
         an <unk> at step j becomes the source word step j attends to most; with a truecase table,
         `captioner.text.truecase.apply_truecase` in the graph (`_truecase_words`)."""
         shape = tf.shape(out_tokens)  # (B, K, T)
         target = tf.gather(tf.constant(list(self._model.target_vocabulary.tokens)), out_tokens)  # (B, K, T)
         if replace:
-            most = tf.argmax(attention, axis=-1, output_type=tf.int32)  # (B, K, T)
-            pointed = tf.gather(source_tokens, tf.reshape(most, [shape[0], -1]), batch_dims=1)  # (B, K*T)
-            target = tf.where(out_tokens == UNK_ID, tf.reshape(pointed, shape), target)
+            target = copy_unknown(target, out_tokens, attention, source_tokens, n_source, self._model.copy_distinct)
         if self._truecase is not None:
             target = self._truecase_words(sentences, source_tokens, target, settings)
         keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
@@ -269,12 +268,15 @@ class SubwordGraph(tf.Module):
         n_source = pieces.row_lengths()  # (B,)
         ids = tf.cast(self._lookup(pieces), tf.int32).to_tensor(default_value=PAD_ID)
         ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])  # an empty input: one <pad>
-        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length,
+                                     no_repeat_ngram=model.no_repeat_ngram)
         tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_pieces)[1]]  # (B, K, T, S)
         target = tf.gather(self._target_tokens, tokens)  # (B, K, T) pieces
         if model.replace_unk and model.kind == "attention":
-            target = tf.where(tokens == UNK_ID, tf.strings.join([WORD_START, self._pointed_words(pieces, attention)]),
+            words, n_words, word_attention = self._source_words(pieces, attention)
+            copied = copy_unknown(target, tokens, word_attention, words, n_words, model.copy_distinct)
+            target = tf.where(tokens == UNK_ID, tf.strings.join([WORD_START, copied]),
                               target)  # a copied word stands as a word of its own
         keep = (tf.cumsum(tf.cast(tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
             tokens != END_ID) & (tokens != PAD_ID) & (tokens != START_ID)
@@ -287,9 +289,10 @@ class SubwordGraph(tf.Module):
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_pieces, "attention": attention[:, 0]}
 
-    def _pointed_words(self, pieces, attention):
-        """(B, K, T) strings: at each output step, the source word whose pieces it attends to most
-        in sum (ties: the first word), as `Seq2Seq._subword_words` copies an <unk>."""
+    def _source_words(self, pieces, attention):
+        """The source words (B, W) that the pieces spell (marker dropped, "" after the last), their
+        number (B,), and the attention summed over each word's pieces (B, K, T, W), as
+        `Seq2Seq._subword_words` has them."""
         starts = tf.strings.regex_full_match(pieces, WORD_START + ".*")  # ragged (B, None)
         first = tf.equal(tf.ragged.range(pieces.row_lengths()), 0)  # a word starts at the first piece too
         word_of = tf.math.cumsum(tf.cast(starts | first, tf.int32), axis=1) - 1  # ragged (B, None)
@@ -304,10 +307,41 @@ class SubwordGraph(tf.Module):
         # attention summed over each word's pieces: (B, K, T, S) x (B, S, W)
         member = tf.one_hot(word_of.to_tensor(default_value=-1), tf.shape(words)[1],
                             dtype=attention.dtype)  # (B, S, W): zeros at padding (S: the source's width)
-        word_attention = tf.einsum("bkts,bsw->bktw", attention, member)
-        most = tf.argmax(word_attention, axis=-1, output_type=tf.int32)  # (B, K, T)
-        shape = tf.shape(most)
-        return tf.reshape(tf.gather(words, tf.reshape(most, [shape[0], -1]), batch_dims=1), shape)
+        return words, n_words, tf.einsum("bkts,bsw->bktw", attention, member)
+
+
+def copy_unknown(target, tokens, attention, source_words, n_words, distinct):
+    """`captioner.decoding.hypothesis_words` in the graph: every <unk> of ``tokens`` (B, K, T)
+    becomes, in ``target`` (B, K, T strings), the source word (``source_words`` (B, S), the first
+    ``n_words`` (B,) of each row real, padding after) that its step's ``attention`` (B, K, T, S)
+    weighs most (ties: the first). With ``distinct``, the most attended one not already among the
+    hypothesis's earlier words (after their own copies), or the most attended one when every word
+    is taken."""
+    shape = tf.shape(tokens)
+    unknown = tokens == UNK_ID
+    real = (tf.range(tf.shape(source_words)[1])[None, :] < tf.cast(n_words, tf.int32)[:, None])[:, None, :]  # (B, 1, S)
+
+    def pick(att, taken):  # att (B, K, S), taken (B, K, S) -> (B, K) words
+        free = real & ~taken
+        att = tf.where(tf.reduce_any(free, axis=-1, keepdims=True), tf.where(free, att, float("-inf")), att)
+        most = tf.argmax(att, axis=-1, output_type=tf.int32)
+        return tf.reshape(tf.gather(source_words, tf.reshape(most, [shape[0], -1]), batch_dims=1), shape[:2])
+
+    if not distinct:
+        pointed = tf.reshape(tf.gather(source_words, tf.reshape(
+            tf.argmax(attention, axis=-1, output_type=tf.int32), [shape[0], -1]), batch_dims=1), shape)
+        return tf.where(unknown, pointed, target)
+    steps = tf.range(shape[2])
+
+    def step(j, words):
+        earlier = (steps < j)[None, None, :, None]  # (1, 1, T, 1)
+        taken = tf.reduce_any(earlier & tf.equal(words[..., None], source_words[:, None, None, :]), axis=2)
+        chosen = pick(attention[:, :, j], taken)  # (B, K)
+        here = (steps == j)[None, None, :] & unknown
+        return j + 1, tf.where(here, chosen[..., None], words)
+
+    _, target = tf.while_loop(lambda j, _: j < shape[2], step, [tf.constant(0), target])
+    return target
 
 
 def subword_graph(model):

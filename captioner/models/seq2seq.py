@@ -41,7 +41,7 @@ from captioner.layers.text_encoder import TextEncoder
 from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
-from captioner.text.vocabulary import PAD_ID, UNK, Vocabulary
+from captioner.text.vocabulary import PAD_ID, START_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -217,8 +217,10 @@ class Seq2Seq(keras.Model):
         self.init_h.build((None, units))
         self.init_c.build((None, units))
         self.built = True  # every sub-layer is built above
-        # no banned ids: an <unk> output is kept, to be replaced by a source word (replace_unk)
-        self.generator = Generator(self.decoder, self.encode,
+        # <pad> and <start> are never generated (dropped from the words, they would leave attention
+        # rows behind and shift the <unk> copy); an <unk> output is kept, to be replaced by a source
+        # word (replace_unk)
+        self.generator = Generator(self.decoder, self.encode, banned_ids=(PAD_ID, START_ID),
                                    input_signature=[tf.TensorSpec((None, None), tf.int32)])  # source ids
 
     # -- the network -----------------------------------------------------------------

@@ -185,6 +185,7 @@ def test_bundled_captioner_round_trip_in_a_fresh_process(tmp_path):
 TRANSLATE_SCRIPT = """
 import json, sys
 import tensorflow as tf
+import tensorflow_text  # the SentencePiece op of a subword translator
 loaded = tf.saved_model.load(sys.argv[1])
 sentences = json.loads(sys.argv[2])
 out = loaded.translate(tf.constant(sentences))
@@ -273,3 +274,38 @@ def test_tiny_subword_translator_same_translations(tmp_path):
         copied += sum(t.replaced_unk for t in want)
     assert out["score"].numpy()[2] == -np.inf
     assert copied > 0  # the <unk> copy was compared too
+
+
+@pytest.mark.parametrize("subword", [False, True])
+def test_distinct_copy_and_no_repeat_ngram_in_the_graph(tmp_path, subword):
+    """A headline model's decoding settings (no repeated n-gram, an <unk> copying a source word
+    not yet written) are the graph's too."""
+    if subword:
+        from captioner.text.subword import piece_vocabulary, to_base64, train_sentencepiece
+        from captioner.text.vocabulary import SPECIAL_TOKENS
+
+        text = ["Two dogs play in the snow.", "A man in an orange hat.", "The dog runs over the street."] * 10
+        tok = {"spm": to_base64(train_sentencepiece(text, 45)), "lower": False}
+        vocab = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
+        keras.utils.set_random_seed(5)
+        base = Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3,
+                       max_length=8, max_source_length=9, source_tokenizer=tok, target_tokenizer=tok)
+    else:
+        base = _tiny_translator()
+    kernel, bias = base.decoder.vocab_dense.get_weights()
+    bias[UNK_ID] += 3.0  # runs of <unk>: the distinct copy matters
+    base.decoder.vocab_dense.set_weights([kernel, bias])
+    model = Seq2Seq.from_config({**base.get_config(), "copy_distinct": True, "no_repeat_ngram": 2})
+    model.set_weights(base.get_weights())
+    export_saved_model(model, tmp_path / "m")
+    import tensorflow_text  # noqa: F401
+
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    sentences = ["A dog runs.", "Two men, a dog!", "zwei hunde laufen über qqq", "Two dogs play in Zürich today.", ""]
+    want = model.translate(sentences)
+    out = loaded.translate(tf.constant(sentences))
+    assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+    argmax = Seq2Seq.from_config({**base.get_config(), "no_repeat_ngram": 2})
+    argmax.set_weights(base.get_weights())
+    assert [t.text for t in argmax.translate(sentences)] != [t.text for t in want]  # the setting was exercised
+    assert sum(t.replaced_unk for t in want) >= 2

@@ -176,6 +176,26 @@ def test_unk_output_copies_most_attended_source_word():
     assert t.tokens == ["<unk>", "a"] and t.replaced_unk == 0
 
 
+@pytest.mark.parametrize("favoured", ["<pad>", "<start>", "<unk>"])
+def test_pad_and_start_are_never_generated(favoured):
+    """A <pad> or <start> output would be dropped from the words and leave its attention row
+    behind (the <unk> copy of later steps would read the wrong row): the search bans both."""
+    model = _tiny("attention", beam_size=3, max_length=6)
+    kernel, bias = model.decoder.vocab_dense.get_weights()
+    i = model.target_vocabulary.token_to_id(favoured)
+    bias[i] += 100.0
+    model.decoder.vocab_dense.set_weights([kernel, bias])
+    out = model.generate(model.encode_sources([["a", "b", "c"]]), beam_size=3, max_length=6)
+    tokens = np.asarray(out["tokens"])
+    assert not (tokens == 1).any()  # no <start>
+    ended = np.cumsum(tokens == 2, axis=-1) > 0  # <pad> only after <end>
+    assert not ((tokens == 0) & ~ended).any()
+    if favoured == "<unk>":  # still generated, to be replaced by a source word
+        assert (tokens == 3).any()
+    [t] = model.translate(["a b c"])
+    assert t.attention.shape == (len(t.tokens) + t.finished, 3)
+
+
 def test_coverage_penalty_hand_worked_and_reranks_the_beam():
     from captioner.decoding import coverage_penalty
 
