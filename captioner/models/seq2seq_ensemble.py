@@ -22,6 +22,7 @@ from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
 from captioner.decoding.generator import Generator
 from captioner.decoding.rescoring import rescorer_from_config
 from captioner.models.seq2seq import Seq2Seq
+from captioner.text.vocabulary import PAD_ID, START_ID
 
 _SHARED = ("source_tokenizer", "target_tokenizer", "kind")
 _SETTINGS = ("beam_size", "alpha", "max_length", "replace_unk", "coverage_penalty", "no_repeat_ngram", "copy_distinct")
@@ -69,7 +70,7 @@ class Seq2SeqEnsemble(Seq2Seq):
         self.rescorer = rescorer_from_config(rescorer)  # the ensemble's own (members' are not used)
         self.training_config = training_config or {}
         self.ensemble = EnsembleDecoder([(m.decoder, m.encode) for m in members], combine)
-        self.generator = Generator(self.ensemble, self.ensemble.encode,
+        self.generator = Generator(self.ensemble, self.ensemble.encode, banned_ids=(PAD_ID, START_ID),
                                    input_signature=[tf.TensorSpec((None, None), tf.int32)])  # source ids
         self.built = True
 
