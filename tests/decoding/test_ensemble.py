@@ -46,7 +46,8 @@ def _source():
 def test_an_ensemble_of_one_is_its_member(combine):
     model = _tiny(0)
     ensemble = EnsembleDecoder([(model.decoder, model.encode)], combine)
-    got = Generator(ensemble, ensemble.encode)(_source(), beam_size=3, alpha=1.0, max_length=8).numpy()
+    got = Generator(ensemble, ensemble.encode, banned_ids=model.generator.banned_ids)(
+        _source(), beam_size=3, alpha=1.0, max_length=8).numpy()
     want = model.generator(_source(), beam_size=3, alpha=1.0, max_length=8).numpy()
     np.testing.assert_array_equal(got["tokens"], want["tokens"])
     np.testing.assert_allclose(got["scores"], want["scores"], atol=1e-5)

@@ -48,12 +48,16 @@ def test_a_known_word_moves_up_by_its_weight(plain):
     second = [r.hypotheses[1] for r in before]  # the beam's 2nd best of each word
     model = _tiny(0, rescorer=LexiconRescorer({t: 1 for t, _ in second}, lm_order=0, weights={"known": 100.0}))
     after = model.translate(WORDS)
+    known = {t for t, _ in second}
     for b, a, (text, score) in zip(before, after, second):
         assert a.text == text and a.score == pytest.approx(score + 100.0, abs=1e-6)
-        assert a.hypotheses[0] == (text, pytest.approx(score + 100.0, abs=1e-6))
-        # the rest keep the beam's order and scores; model_scores are the model's own
-        assert a.hypotheses[1:] == [b.hypotheses[0]] + b.hypotheses[2:]
-        assert a.model_scores == [s for _, s in [b.hypotheses[1], b.hypotheses[0]] + b.hypotheses[2:]]
+        # every hypothesis gains 100 if its text is in the word list (two beams may spell one text),
+        # then a stable sort: the rest keep the beam's order; model_scores are the model's own
+        order = sorted(range(len(b.hypotheses)), key=lambda i: -(b.hypotheses[i][1] + 100.0 * (b.hypotheses[i][0] in known)))
+        assert [t for t, _ in a.hypotheses] == [b.hypotheses[i][0] for i in order]
+        assert [s for _, s in a.hypotheses] == pytest.approx(
+            [b.hypotheses[i][1] + 100.0 * (b.hypotheses[i][0] in known) for i in order], abs=1e-6)
+        assert a.model_scores == [b.hypotheses[i][1] for i in order]
         # the tokens (and alignment) are the chosen hypothesis's
         assert "".join(a.tokens) == text and a.attention.shape[1] == len(a.source_tokens)
     # rescore=False: the beam's own ranking

@@ -87,11 +87,12 @@ def test_cased_word_models_keep_case():
     assert text_tokens("Ein Mann.", {}) == ["ein", "mann", "."]
 
 
-def test_export_refuses_subword_models(tokenizers):
+def test_export_refuses_sentencepiece_on_one_side_only(tokenizers):
     from captioner.export.saved_model import TranslatorModule
 
-    with pytest.raises(ValueError, match="SentencePiece"):
-        TranslatorModule(_model(tokenizers))
+    one_sided = Seq2Seq.from_config({**_model(tokenizers).get_config(), "target_tokenizer": {"lower": False}})
+    with pytest.raises(ValueError, match="SentencePiece on one side only"):
+        TranslatorModule(one_sided)
 
 
 def test_unknown_source_words_are_those_with_an_unknown_piece(tokenizers):
