@@ -44,7 +44,7 @@ import tensorflow as tf
 
 from captioner.features.images import tf_resize_like_pillow
 from captioner.features.tf_images import decode_rgb
-from captioner.text.subword import WORD_START
+from captioner.text.subword import CORE_EDGE, WORD_START
 from captioner.text.tokenizer import tf_detokenize, tf_tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
@@ -290,7 +290,8 @@ class SubwordGraph(tf.Module):
                 "hypothesis_scores": scores, "source_tokens": source_pieces, "attention": attention[:, 0]}
 
     def _source_words(self, pieces, attention):
-        """The source words (B, W) that the pieces spell (marker dropped, "" after the last), their
+        """The source words (B, W) that the pieces spell (marker dropped, their cores as
+        `captioner.text.subword.word_core` has them, "" after the last), their
         number (B,), and the attention summed over each word's pieces (B, K, T, W), as
         `Seq2Seq._subword_words` has them."""
         starts = tf.strings.regex_full_match(pieces, WORD_START + ".*")  # ragged (B, None)
@@ -303,6 +304,8 @@ class SubwordGraph(tf.Module):
         words = tf.strings.reduce_join(tf.RaggedTensor.from_value_rowids(
             pieces.flat_values, global_word, nrows=tf.reduce_sum(n_words)), axis=1)
         words = tf.strings.strip(tf.strings.regex_replace(words, WORD_START, " "))
+        core = tf.strings.regex_replace(words, CORE_EDGE, "")  # `captioner.text.subword.word_core`
+        words = tf.where(core != "", core, words)
         words = tf.RaggedTensor.from_row_lengths(words, n_words).to_tensor(default_value="")  # (B, W)
         # attention summed over each word's pieces: (B, K, T, S) x (B, S, W)
         member = tf.one_hot(word_of.to_tensor(default_value=-1), tf.shape(words)[1],

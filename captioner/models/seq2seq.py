@@ -38,7 +38,7 @@ from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
-from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_groups
+from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_core, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK, Vocabulary
@@ -356,13 +356,15 @@ class Seq2Seq(keras.Model):
     def _subword_words(self, ids, attn, source_pieces, src_groups, src_words, replace_unk, distinct, finished):
         """One hypothesis of a subword model -> (target words, <unk> replaced, Translation extras).
 
-        An <unk> output piece becomes the source WORD (all its pieces) that its step attends to
-        most, summing the attention over each word's pieces, and stands as a word of its own."""
+        An <unk> output piece becomes the source WORD that its step attends to most, summing the
+        attention over each word's pieces, without the punctuation around it (`word_core`: what
+        `--copy-unk-rate` hides in training), and stands as a word of its own."""
         pieces = self.target_vocabulary.decode(np.asarray(ids).tolist())
         copied, replaced = pieces, 0
         if replace_unk and attn is not None and src_words:
             word_attn = np.stack([attn[:, g].sum(axis=1) for g in src_groups], axis=1)  # (steps, source words)
-            copied, replaced = hypothesis_words(self.target_vocabulary, ids, word_attn, src_words, distinct=distinct)
+            cores = [word_core(w) for w in src_words]  # a copy leaves the source word's punctuation behind
+            copied, replaced = hypothesis_words(self.target_vocabulary, ids, word_attn, cores, distinct=distinct)
         marker = WORD_START if self.target_tokenizer.get("spm") else ""
         pieces = [marker + c if p == UNK else p for p, c in zip(pieces, copied)]  # an <unk> is a word of its own
         if self.target_tokenizer.get("spm"):

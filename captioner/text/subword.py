@@ -25,7 +25,8 @@ import io
 import unicodedata
 
 __all__ = ["SUBWORD_KINDS", "WORD_START", "train_sentencepiece", "encode_pieces", "decode_pieces",
-           "word_groups", "piece_words", "piece_vocabulary", "processor", "to_base64"]
+           "word_groups", "piece_words", "piece_vocabulary", "processor", "to_base64", "word_core", "core_spans",
+           "CORE_EDGE"]
 
 WORD_START = "\u2581"  # "▁": SentencePiece's marker of a piece that begins a word
 SUBWORD_KINDS = {"spm-unigram": "unigram", "spm-bpe": "bpe"}
@@ -102,6 +103,38 @@ def piece_words(pieces) -> list[str]:
     """The whitespace-separated words that ``pieces`` spell (``["▁Ha", "us", "."]`` -> ``["Haus."]``)."""
     return [w for w in ("".join(pieces[i] for i in g).replace(WORD_START, " ").strip()
                         for g in word_groups(pieces))] if pieces else []
+
+
+# what `word_core` strips from both ends of a word: anything but letters and digits (RE2 syntax
+# too, so the SavedModel graph strips the same: `captioner.export.saved_model`)
+CORE_EDGE = r"^[^\pL\pN]+|[^\pL\pN]+$"
+
+
+def word_core(word: str) -> str:
+    """A word without the punctuation around it ("Montréal." -> "Montréal"); the word itself when
+    nothing is left ("--"). What a subword translator's <unk> copies from the source."""
+    import regex
+
+    core = regex.sub(CORE_EDGE, "", word)
+    return core or word
+
+
+def core_spans(pieces) -> list[tuple[str, int, int]]:
+    """For each word of ``pieces``: (its letters-and-digits core, first piece, end piece) where
+    the core runs from the first to the last piece holding a letter or digit; ("", i, i) for a
+    word with none. The pieces of a span are what a copied word replaces in training
+    (`captioner.training.translation_data.copyable_spans`)."""
+    import regex
+
+    out = []
+    for group in word_groups(pieces):
+        alnum = [i for i in group if regex.search(r"[\pL\pN]", pieces[i])]
+        if not alnum:
+            out.append(("", group[0], group[0]))
+            continue
+        a, b = alnum[0], alnum[-1] + 1
+        out.append(("".join(pieces[a:b]).replace(WORD_START, ""), a, b))
+    return out
 
 
 def decode_pieces(pieces) -> str:

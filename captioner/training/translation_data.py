@@ -68,6 +68,33 @@ def copyable_positions(src_tokens, tgt_tokens, min_share=0.8):
     return out
 
 
+def copyable_spans(src_pieces, tgt_pieces, min_share=0.8):
+    """`copyable_positions` for subword (SentencePiece) pairs: for each pair,
+    [((source start, end), (target start, end))], the piece spans of the letters-and-digits cores
+    of the words written alike on both sides (once each, alphanumeric, "copy words" of the corpus
+    as `copyable_positions` decides on the cores: "Tom", "Paris", "1984"). The target positions
+    count pieces without the <start> the encoded targets begin with."""
+    from captioner.text.subword import core_spans
+
+    src_spans = [core_spans(p) for p in src_pieces]
+    tgt_spans = [core_spans(p) for p in tgt_pieces]
+    words = copyable_positions([[w for w, _, _ in s] for s in src_spans], [[w for w, _, _ in t] for t in tgt_spans],
+                               min_share)
+    return [[((ss[i][1], ss[i][2]), (ts[j][1], ts[j][2])) for i, j in pairs]
+            for ss, ts, pairs in zip(src_spans, tgt_spans, words)]
+
+
+def hide_spans(ids, spans, start=0):
+    """``ids`` with each (a, b) span of ``spans`` (non-overlapping; offset by ``start``) replaced by
+    one <unk>: a word of several pieces becomes one unknown word."""
+    from captioner.text.vocabulary import UNK_ID
+
+    out = list(ids)
+    for a, b in sorted(spans, reverse=True):
+        out[start + a:start + b] = [UNK_ID]
+    return out
+
+
 def shared_word_positions(src_tokens, tgt_tokens, words):
     """Summaries and headlines: for each pair, [(source positions, target position)] of the
     words of ``words`` (a set) that occur in the target exactly once and in the source at least
@@ -94,10 +121,14 @@ class BucketedBatches:
     <start>) and `copy_unk_rate` > 0, each such word pair is replaced by
     <unk> on both sides with that probability, drawn anew every epoch.
 
+    With `copy_spans` (from `copyable_spans`, subword pairs) instead, each chosen word's piece span
+    becomes one <unk> on both sides (the sequences get shorter).
+
     With `weights` (one float per pair), each batch is (inputs, targets, sample weights (B, 1)):
     Keras scales each pair's per-token losses by its weight (transliteration: how many annotators wrote it)."""
 
-    def __init__(self, sources, targets, batch_size, seed=0, copy_positions=None, copy_unk_rate=0.0, weights=None):
+    def __init__(self, sources, targets, batch_size, seed=0, copy_positions=None, copy_unk_rate=0.0, weights=None,
+                 copy_spans=None):
         import numpy as np
 
         self.sources, self.targets = sources, targets
@@ -105,6 +136,7 @@ class BucketedBatches:
         self.seed = seed
         self.copy_positions = copy_positions
         self.copy_unk_rate = float(copy_unk_rate)
+        self.copy_spans = copy_spans
         self.src_len = np.array([len(s) for s in sources])
         self.tgt_len = np.array([len(t) for t in targets])
         self.weights = None if weights is None else np.asarray(weights, np.float32)
@@ -126,6 +158,9 @@ class BucketedBatches:
         chunks = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for j in rng.permutation(len(chunks)):
             idx = chunks[j]
+            if self.copy_unk_rate and self.copy_spans:
+                yield self._span_batch(idx, rng)
+                continue
             src = np.zeros((len(idx), self.src_len[idx].max()), np.int32)  # (B, S)
             tgt = np.zeros((len(idx), self.tgt_len[idx].max()), np.int32)  # (B, T+1)
             for r, i in enumerate(idx):
@@ -140,6 +175,24 @@ class BucketedBatches:
                 yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
             else:
                 yield {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:], self.weights[idx, None]
+
+
+    def _span_batch(self, idx, rng):
+        """One batch with each `copy_spans` word hidden behind one <unk> with probability P."""
+        import numpy as np
+
+        pairs = []
+        for i in idx:
+            chosen = [span for span in self.copy_spans[i] if rng.random() < self.copy_unk_rate]
+            pairs.append((hide_spans(self.sources[i], [s for s, _ in chosen]),
+                          hide_spans(self.targets[i], [t for _, t in chosen], start=1)))  # after <start>
+        src = np.zeros((len(idx), max(len(s) for s, _ in pairs)), np.int32)  # (B, S)
+        tgt = np.zeros((len(idx), max(len(t) for _, t in pairs)), np.int32)  # (B, T+1)
+        for r, (s, t) in enumerate(pairs):
+            src[r, :len(s)], tgt[r, :len(t)] = s, t
+        if self.weights is None:
+            return {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
+        return {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:], self.weights[idx, None]
 
 
 def corpus_bleu(hypotheses, references, lowercase=True):

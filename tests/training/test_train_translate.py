@@ -157,10 +157,48 @@ def test_train_translate_subword_cased_multi30k(tmp_path, subword):
     assert not list(out.glob("*_vocabulary.json"))  # the vocabularies are the pieces
 
 
-def test_subword_refuses_copy_unk_rate(tmp_path, capsys):
-    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir",
-                 str(tmp_path / "run"), "--subword", "spm-bpe", "--copy-unk-rate", "0.2"]) != 0
-    assert "--subword" in capsys.readouterr().err
+def test_copyable_spans_hide_a_whole_word_behind_one_unk():
+    from captioner.text.vocabulary import UNK_ID
+    from captioner.training.translation_data import BucketedBatches, copyable_spans, hide_spans
+
+    src = [["▁Jane", "▁vis", "ite", "▁l", "'", "Af", "rique", "."], ["▁Tom", "▁est", "▁là", "."],
+           ["▁(", "Tom", ")", "▁dort"], ["▁Le", "▁chat", "."]]
+    tgt = [["▁Jane", "▁visit", "s", "▁Africa", "."], ["▁Tom", "▁is", "▁here", "."], ["▁Tom", "▁sleeps"],
+           ["▁The", "▁cat", "."]]
+    spans = copyable_spans(src, tgt)
+    # "Jane" and "Tom" are written alike on both sides; "(Tom)" keeps its brackets out of the span
+    assert spans == [[((0, 1), (0, 1))], [((0, 1), (0, 1))], [((1, 2), (0, 1))], []]
+    assert hide_spans([7, 8, 9, 10], [(1, 3)]) == [7, UNK_ID, 10]
+    assert hide_spans([1, 7, 8, 9, 2], [(0, 2)], start=1) == [1, UNK_ID, 9, 2]  # after <start>
+    ids = {p: i + 4 for i, p in enumerate(sorted({p for seq in src + tgt for p in seq}))}
+    sources = [[ids[p] for p in seq] for seq in src]
+    targets = [[1] + [ids[p] for p in seq] + [2] for seq in tgt]
+    always = BucketedBatches(sources, targets, 4, copy_unk_rate=0.999999, copy_spans=spans)
+    (inputs, labels), = list(always.batches())
+    rows = {tuple(r[r > 0]) for r in inputs["source"]}
+    assert (UNK_ID, ids["▁vis"], ids["ite"], ids["▁l"], ids["'"], ids["Af"], ids["rique"], ids["."]) in rows
+    assert (ids["▁("], UNK_ID, ids[")"], ids["▁dort"]) in rows
+    assert UNK_ID in labels[:, 0]  # the target's first word hidden too
+    never = BucketedBatches(sources, targets, 4, copy_unk_rate=0.0, copy_spans=spans)
+    (inputs, _), = list(never.batches())
+    assert not (inputs["source"] == UNK_ID).any()
+
+
+def test_subword_copy_unk_rate_trains_and_copies_the_core_of_a_name(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", "translate", "--format", "anki", "--data", _anki(tmp_path), "--output-dir", str(out),
+                 "--subword", "spm-bpe", "--subword-vocab", "60", "--cased", "--copy-unk-rate", "0.3",
+                 "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "1",
+                 "--batch-size", "16", "--beam-size", "2"]) == 0
+    model = keras.models.load_model(out / "model.keras", safe_mode=True)
+    assert json.loads((out / "model.json").read_text())["config"]["copy_unk_rate"] == 0.3
+    # an <unk> output copies the source word without its punctuation
+    config = model.get_config()
+    kernel, bias = model.decoder.vocab_dense.get_weights()
+    bias[3] += 50.0  # <unk> first
+    model.decoder.vocab_dense.set_weights([kernel, bias])
+    t = model.translate(["Montréal."], max_length=1)[0]
+    assert t.replaced_unk == 1 and t.text == "Montréal", (t.text, config["target_tokenizer"].keys())
 
 
 def test_train_translate_cased_words(tmp_path):

@@ -86,7 +86,7 @@ class Config(Seq2SeqConfig):
         "teach the model to pass through words it has never seen (names): in each batch, replace a word "
         "written the same on both sides (tom, paris, 1984) by <unk> on both sides with probability P, so an "
         "unknown source word yields <unk>, which decoding then replaces with the source word it attends to "
-        "(0: off)"))
+        "(0: off); with --subword, the pieces of such a word (its letters and digits) become one <unk>"))
     attention_lambda: float = option(0.0, metavar="L", help=(
         "attention kind: add the doubly stochastic attention penalty (the captioner's, Xu et al. 2015) over "
         "the source words, weight L, so that every source word is attended to (0: off)"))
@@ -114,8 +114,6 @@ class Seq2SeqRecipe(Recipe):
             raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
         check_non_negative("--attention-lambda", getattr(self.cfg, "attention_lambda", 0.0))
         if getattr(self.cfg, "subword", "none") != "none":
-            if copy_rate:
-                raise InputError("--copy-unk-rate works on whole words; it cannot be combined with --subword")
             if self.cfg.subword_vocab < 16:
                 raise InputError(f"--subword-vocab {self.cfg.subword_vocab}: must be at least 16")
 
@@ -125,6 +123,7 @@ class Seq2SeqRecipe(Recipe):
         from captioner.training.translation_data import (
             BucketedBatches,
             copyable_positions,
+            copyable_spans,
             grouped_references,
         )
 
@@ -159,10 +158,14 @@ class Seq2SeqRecipe(Recipe):
         log.info("%d training pairs; vocabularies: source %d, target %d", len(keep), len(self.src_vocab),
                  len(self.tgt_vocab))
         copy_rate = getattr(c, "copy_unk_rate", 0.0)
-        copies = copyable_positions(src, tgt) if copy_rate else None
+        copies = spans = None
+        if copy_rate and subword != "none":  # a word of several pieces hidden behind one <unk>
+            spans = copyable_spans(src, tgt)
+        elif copy_rate:
+            copies = copyable_positions(src, tgt)
         self.pairs = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
                                      [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
-                                     copy_positions=copies, copy_unk_rate=copy_rate)
+                                     copy_positions=copies, copy_unk_rate=copy_rate, copy_spans=spans)
         self.dev_refs, self.eval_refs = grouped_references(dev), grouped_references(evals)
         self.layers = c.encoder_layers or (1 if c.kind == "attention" else 2)
         self.selection = f"dev BLEU (sacrebleu, beam {c.dev_beam_size}, first {c.dev_limit} dev sources)"
