@@ -47,7 +47,7 @@ class Limits:
     max_pixels: int = 40_000_000             # width * height of an uploaded image
     max_text_chars: int = 2000               # a sentence, premise, hypothesis or question
     max_beam_size: int = 10
-    max_length: int = 60
+    max_length: int = 60                     # (or the model's own default, if longer)
     max_batch: int = 32                      # requests per model call
     max_wait_ms: float = 5.0                 # how long the first request of a batch waits for more
     max_queue: int = 256                     # waiting requests per task before 503
@@ -312,8 +312,9 @@ def create_app(models, limits=None, batchers=None):
         max_length = model.max_length if max_length is None else max_length
         if not 1 <= beam_size <= limits.max_beam_size:
             raise HTTPError(422, f"beam_size must be 1..{limits.max_beam_size}, got {beam_size}")
-        if not 1 <= max_length <= limits.max_length:
-            raise HTTPError(422, f"max_length must be 1..{limits.max_length}, got {max_length}")
+        most = max(limits.max_length, int(model.max_length))  # a model's own default is always allowed
+        if not 1 <= max_length <= most:
+            raise HTTPError(422, f"max_length must be 1..{most}, got {max_length}")
         if not 0.0 <= alpha <= 5.0:
             raise HTTPError(422, f"alpha must be 0..5, got {alpha}")
         return int(beam_size), float(alpha), int(max_length)

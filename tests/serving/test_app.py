@@ -217,3 +217,11 @@ def test_translate_with_a_subword_model_answers_in_words():
     assert body["source_tokens"] == ["Zwei", "Hunde", "laufen."]
     assert body["translation"] == model.translate(["Zwei Hunde laufen."])[0].text and "\u2581" not in body["translation"]
     assert all(len(row) == 3 for row in body["attention"])
+    # a model whose own max_length passes the server's limit (a subword model counts pieces) answers
+    # at its default; a request for more than both is refused
+    long = type(model).from_config({**model.get_config(), "max_length": 70})
+    long.set_weights(model.get_weights())
+    with TestClient(create_app({"translate": (long, "spm.keras")}, Limits(max_length=60))) as client:
+        assert client.post("/v1/translate", json={"text": "Zwei Hunde."}).status_code == 200
+        r = client.post("/v1/translate", json={"text": "Zwei Hunde.", "max_length": 71})
+        assert r.status_code == 422 and "1..70" in r.json()["error"]
