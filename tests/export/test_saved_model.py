@@ -139,13 +139,20 @@ def test_tiny_translator_same_translations(tmp_path):
     sentences = ["A dog runs.", "Two men, a dog!", "", "unknown words here", "a dog runs . a dog runs . a dog",
                  "Ein Hund läuft."]
     for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 5}]:
-        want = model.translate(sentences, **settings)
-        out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
-        assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
-        for b, t in enumerate(want):
-            if t.text:
-                assert out["score"].numpy()[b] == pytest.approx(t.score, rel=1e-4, abs=1e-5)
+        out, _ = _same_translations(model, loaded, sentences, settings)
     assert out["score"].numpy()[2] == -np.inf  # the empty sentence
+
+
+def _same_translations(model, loaded, sentences, settings):
+    """The SavedModel `loaded` writes what `model.translate` writes, with the same scores, at
+    these decoding settings. Returns (the graph's outputs, the Python translations)."""
+    want = model.translate(sentences, **settings)
+    out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
+    assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+    for b, t in enumerate(want):
+        if t.text:
+            assert out["score"].numpy()[b] == pytest.approx(t.score, rel=1e-4, abs=1e-5)
+    return out, want
 
 
 @pytest.mark.slow
@@ -264,13 +271,8 @@ def test_tiny_subword_translator_same_translations(tmp_path):
     assert got_pieces == [encode_pieces(s, src["spm"])[:9] for s in sentences]
     copied = 0
     for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 6}]:
-        want = model.translate(sentences, **settings)
-        out = loaded.translate(tf.constant(sentences), **{k: tf.constant(v) for k, v in settings.items()})
-        assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
-        for b, t in enumerate(want):
-            if t.text:
-                assert out["score"].numpy()[b] == pytest.approx(t.score, rel=1e-4, abs=1e-5)
-                assert WORD_START not in t.text
+        out, want = _same_translations(model, loaded, sentences, settings)
+        assert all(WORD_START not in t.text for t in want)
         copied += sum(t.replaced_unk for t in want)
     assert out["score"].numpy()[2] == -np.inf
     assert copied > 0  # the <unk> copy was compared too
