@@ -50,7 +50,10 @@ def run(args):
 
         if os.path.isfile(args.output):
             raise InputError(f"--output {args.output}: is a file; a SavedModel is a directory")
-        export_saved_model(model, args.output)
+        try:
+            export_saved_model(model, args.output)
+        except ValueError as exc:  # a model the graph cannot hold (a rescorer, a missing tensorflow-text, ...)
+            raise InputError(f"{args.model}: {exc}") from None
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.output) for f in fs)
         print(f"wrote SavedModel {args.output} ({size / 1e6:.1f} MB); see: saved_model_cli show --dir "
               f"{args.output} --all", file=sys.stderr)

@@ -239,7 +239,11 @@ class SubwordGraph(tf.Module):
     """
 
     def __init__(self, model):
-        import tensorflow_text as tf_text
+        try:
+            import tensorflow_text as tf_text
+        except ImportError:
+            raise ValueError("exporting a subword (SentencePiece) translator needs tensorflow-text: `make install` "
+                             "installs it, or `pip install --no-deps tensorflow-text==2.21.1`") from None
 
         super().__init__(name="subwords")
         self._model = model

@@ -140,3 +140,13 @@ def test_subword_model_translates_and_draws_word_level_heat_maps(subword_model_p
     loaded = tf.saved_model.load(str(tmp_path / "saved"))
     got = loaded.translate(tf.constant(["Zwei Hunde laufen über die Straße."]))["translation"].numpy()[0].decode()
     assert got == out.read_text(encoding="utf-8").rstrip("\n")
+
+
+def test_export_without_tensorflow_text_is_a_clear_error(subword_model_path, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorflow_text", None)
+    assert main(["export", subword_model_path, "-o", str(tmp_path / "saved")]) == 2
+    err = capsys.readouterr().err
+    assert subword_model_path in err and "needs tensorflow-text" in err and "Traceback" not in err
+    assert not (tmp_path / "saved").exists()

@@ -100,3 +100,13 @@ def test_unknown_source_words_are_those_with_an_unknown_piece(tokenizers):
     model = _model(tokenizers)
     t = model.translate(["A man in Zürich."])[0]  # Z and ü never occur in the English training text
     assert t.unknown_source_words(model.source_vocabulary) == ["Zürich."]
+
+
+def test_export_without_tensorflow_text_says_what_to_install(tokenizers, monkeypatch):
+    import sys
+
+    from captioner.export.saved_model import TranslatorModule
+
+    monkeypatch.setitem(sys.modules, "tensorflow_text", None)  # import fails
+    with pytest.raises(ValueError, match="needs tensorflow-text"):
+        TranslatorModule(_model(tokenizers))
