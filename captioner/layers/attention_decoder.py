@@ -9,7 +9,8 @@ Configurations cover every task of DESIGN.md:
   `init_state="mean"` (the vector sets s0); option 2 `context="concat"` (the vector is
   concatenated to the word embedding at every step);
 * Bahdanau translation: `cell="gru"`, `init_state="given"` (from the encoder),
-  `maxout=True`; video captioning: `init_state="given"` (s0 = h_T) with attention over frames.
+  `maxout=True`, and `pointer=True` for headlines (below); video captioning:
+  `init_state="given"` (s0 = h_T) with attention over frames.
 
 Two entry points share the recurrent step:
 
@@ -19,6 +20,16 @@ Two entry points share the recurrent step:
   time steps at once outside the loop; the loop holds only the attention and the cell.
 * `prepare` + `step`: one token at a time, the interface `captioner.decoding.beam_search`
   drives.
+
+``pointer=True`` makes it a pointer-generator (See et al. 2017, "Get To The Point", eq. 8-9):
+at every step a switch p_gen = sigmoid(w^T [s_t ; c_t ; y_{t-1}] + b) mixes the vocabulary
+distribution with the attention itself, scattered onto the target ids of the attended source
+words: P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{j: x_j = w} alpha_j. A source word the target
+vocabulary lacks points at <unk>, which decoding replaces with the attended source word (the
+unknown-word copy), so any source word can be written. The target id of each annotation's word
+comes in with the initial state (``initial_state["copy_ids"]`` (B, R) int32; it moves to the
+memory). Both entry points then return log P instead of logits: a normalized log-distribution,
+which every consumer of logits (softmax cross-entropy, log_softmax, temperature) reads unchanged.
 """
 
 import keras
@@ -51,7 +62,7 @@ INIT_STATES = ("mean", "zero", "given")
 class AttentionDecoder(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256,
                  annotation_dim=None, cell="lstm", context="attention", init_state="mean",
-                 gate=True, deep_output=True, maxout=False, dropout=0.0, **kwargs):
+                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, **kwargs):
         super().__init__(**kwargs)
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
@@ -59,6 +70,9 @@ class AttentionDecoder(keras.layers.Layer):
             raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}")
         if init_state not in INIT_STATES:
             raise ValueError(f"init_state must be one of {INIT_STATES}, got {init_state!r}")
+        if pointer and (context != "attention" or init_state != "given"):
+            raise ValueError("pointer=True copies through the attention: it needs context='attention' and "
+                             "init_state='given' (the copy ids come with the initial state)")
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
@@ -71,6 +85,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.deep_output = deep_output
         self.maxout = maxout
         self.dropout = dropout
+        self.pointer = bool(pointer)
 
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         if context == "attention":
@@ -88,6 +103,8 @@ class AttentionDecoder(keras.layers.Layer):
                 self.out_z = keras.layers.Dense(out_dim, use_bias=False, name="L_z")
         self.out_dropout = keras.layers.Dropout(dropout)
         self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
+        if self.pointer:
+            self.switch = keras.layers.Dense(1, name="p_gen")  # w^T [s_t ; c_t ; y_{t-1}] + b
 
     # -- weights ----------------------------------------------------------------------
     @property
@@ -131,6 +148,8 @@ class AttentionDecoder(keras.layers.Layer):
             self.vocab_dense.build((None, None, e))
         else:
             self.vocab_dense.build((None, None, h))
+        if self.pointer:
+            self.switch.build((None, h + d + e))
         del out_dim
         self.built = True
 
@@ -166,6 +185,11 @@ class AttentionDecoder(keras.layers.Layer):
                 raise ValueError("init_state='given' needs initial_state={'h': ..., 'c': ...}")
             h = tf.convert_to_tensor(initial_state["h"])
             state = {"h": h, "c": tf.convert_to_tensor(initial_state.get("c", tf.zeros_like(h)))}
+        if self.pointer:
+            if initial_state is None or initial_state.get("copy_ids") is None:
+                raise ValueError("a pointer decoder needs initial_state['copy_ids'] (B, R): the target id of "
+                                 "each annotation's source word")
+            memory["copy_ids"] = tf.cast(initial_state["copy_ids"], tf.int32)
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
@@ -215,15 +239,35 @@ class AttentionDecoder(keras.layers.Layer):
             hidden = h
         return self.vocab_dense(self.out_dropout(hidden, training=training))
 
+    def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids):
+        """The pointer-generator's log P (..., V) from the vocabulary logits (..., V), the step's
+        input embedding, state, context and attention alpha (..., R); copy_ids (B, R) is
+        broadcast over the middle (time) axis of a (B, T, ...) call. float32."""
+        f32 = tf.float32
+        switch_in = tf.concat([tf.cast(h, f32), tf.cast(context, f32), tf.cast(embedded, f32)], -1)
+        p_gen = tf.sigmoid(tf.cast(self.switch(switch_in), f32))  # (..., 1)
+        p_vocab = tf.nn.softmax(tf.cast(logits, f32), -1)
+        alpha = tf.cast(alpha, f32)
+        if copy_ids.shape.rank < alpha.shape.rank:  # (B, R) -> (B, T, R)
+            copy_ids = tf.broadcast_to(copy_ids[:, None, :], tf.shape(alpha))
+        vocab, width = self.vocab_size, tf.shape(alpha)[-1]
+        flat_alpha = tf.reshape(alpha, [-1, width])  # (M, R)
+        rows = tf.shape(flat_alpha)[0]
+        segments = tf.reshape(copy_ids, [-1, width]) + tf.range(rows)[:, None] * vocab  # row m's id w -> m*V + w
+        p_copy = tf.math.unsorted_segment_sum(tf.reshape(flat_alpha, [-1]), tf.reshape(segments, [-1]), rows * vocab)
+        p_copy = tf.reshape(p_copy, tf.shape(p_vocab))
+        return tf.math.log(tf.maximum(p_gen * p_vocab + (1.0 - p_gen) * p_copy, 1e-12))
+
     # -- teacher forcing --------------------------------------------------------------
     def call(self, tokens, annotations, annotation_mask=None, initial_state=None, training=False,
              return_state=False):
         """tokens (B, T) decoder inputs (<start> w1 ... w_{T-1}); annotations (B, R, D);
         annotation_mask (B, R) bool marks real annotations (source words, frames).
 
-        Returns logits (B, T, V) and attention weights alpha (B, T, R); with return_state also
-        the state after the last step, {"h", "c"} (B, H) each, so that a long sequence can be
-        read in windows with the state carried over (a language model's perplexity).
+        Returns logits (B, T, V) (a pointer decoder: log P) and attention weights alpha (B, T, R);
+        with return_state also the state after the last step, {"h", "c"} (B, H) each, so that a
+        long sequence can be read in windows with the state carried over (a language model's
+        perplexity).
         """
         memory, state = self.prepare(annotations, annotation_mask, initial_state)
         embedded = self.embedding(tokens)  # (B, T, E)
@@ -246,6 +290,8 @@ class AttentionDecoder(keras.layers.Layer):
         contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
         alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
         logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
+        if self.pointer:
+            logits = self._pointer_log_probs(logits, embedded, hs, contexts, alphas, memory["copy_ids"])
         if return_state:
             return logits, alphas, final_state
         return logits, alphas
@@ -257,6 +303,8 @@ class AttentionDecoder(keras.layers.Layer):
         x_e = tf.matmul(embedded, self._cast(self.kernel_e))
         new_state, context, alpha = self._recurrent_step(x_e, state, memory)
         logits = self._output_logits(embedded, new_state["h"], context)
+        if self.pointer:
+            logits = self._pointer_log_probs(logits, embedded, new_state["h"], context, alpha, memory["copy_ids"])
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
 
     def get_config(self):
@@ -266,5 +314,5 @@ class AttentionDecoder(keras.layers.Layer):
             "attention_units": self.attention_units, "annotation_dim": self.annotation_dim,
             "cell": self.cell, "context": self.context, "init_state": self.init_state,
             "gate": self.gate, "deep_output": self.deep_output, "maxout": self.maxout,
-            "dropout": self.dropout,
+            "dropout": self.dropout, **({"pointer": True} if self.pointer else {}),
         }

@@ -157,7 +157,7 @@ class Seq2Seq(keras.Model):
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
                  beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
                  attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, rescorer=None, training_config=None,
-                 **kwargs):
+                 pointer=False, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -195,6 +195,14 @@ class Seq2Seq(keras.Model):
         self.rescorer = rescorer_from_config(rescorer)
         self.training_config = training_config or {}
 
+        # True (attention kind): a pointer-generator decoder (See et al. 2017) that also writes a
+        # target word by pointing at it in the source (see `AttentionDecoder`)
+        self.pointer = bool(pointer)
+        if self.pointer and kind != "attention":
+            raise ValueError(f"pointer=True copies through the attention: kind must be 'attention', got {kind!r}")
+        # the target id of each source id (the same string; <unk> where the target vocabulary lacks it)
+        self._copy_table = np.array([self.target_vocabulary.token_to_id(t) for t in self.source_vocabulary.tokens],
+                                    np.int32) if self.pointer else None
         context, bidirectional = KINDS[kind]
         self.encoder = TextEncoder(
             len(self.source_vocabulary), embedding_dim=embedding_dim, units=units, cell=self.encoder_cell,
@@ -205,7 +213,7 @@ class Seq2Seq(keras.Model):
             len(self.target_vocabulary), embedding_dim=embedding_dim, units=units,
             attention_units=attention_units, annotation_dim=self.annotation_dim, cell=self.decoder_cell,
             context=context, init_state="given", gate=False, deep_output=True, maxout=maxout,
-            dropout=dropout, name="decoder")
+            dropout=dropout, pointer=self.pointer, name="decoder")
         # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state (fixed);
         # an LSTM decoder's c0 = W_c c, linear: a cell state is unbounded, and a tanh of the
         # encoder's cell (|c| ~ 1 per unit over 256 units) saturates at +-1 for every sentence.
@@ -235,6 +243,8 @@ class Seq2Seq(keras.Model):
         else:
             state = {"h": self.init_h(final["h"])}
             state["c"] = self.init_c(final["c"]) if self.decoder_cell == "lstm" else tf.zeros_like(state["h"])
+        if self.pointer:  # what the decoder writes when it points at each source position
+            state["copy_ids"] = tf.gather(self._copy_table, tf.cast(source, tf.int32))  # (B, S)
         return annotations, mask, state
 
     def call(self, inputs, training=False):
@@ -398,6 +408,7 @@ class Seq2Seq(keras.Model):
             "coverage_penalty": self.coverage_penalty, "attention_lambda": self.attention_lambda,
             "no_repeat_ngram": self.no_repeat_ngram, "copy_distinct": self.copy_distinct,
             **self._rescorer_config(), "training_config": self.training_config,
+            **({"pointer": True} if self.pointer else {}),
         }
 
     def _rescorer_config(self) -> dict:

@@ -53,6 +53,57 @@ def test_teacher_forcing_equals_stepwise_decoding(config):
         np.testing.assert_allclose(np.concatenate([first, second], 1), logits, atol=1e-5)
 
 
+def _pointer_inputs(rng, batch=3, regions=4, steps=5, vocab=11):
+    ann = rng.normal(size=(batch, regions, 7)).astype("float32")
+    mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], bool)[:batch, :regions]
+    tokens = rng.integers(0, vocab, size=(batch, steps)).astype("int32")
+    init = {"h": rng.normal(size=(batch, 8)).astype("float32"), "c": np.zeros((batch, 8), "float32"),
+            "copy_ids": np.array([[5, 7, 5, 3], [9, 4, 0, 0], [6, 0, 0, 0]], np.int32)[:batch, :regions]}
+    return ann, mask, tokens, init
+
+
+def test_pointer_decoder_is_a_normalized_mixture_and_steps_like_teacher_forcing():
+    """pointer=True: call() and step() give the same log P, a distribution (sums to 1), that is
+    P_vocab when the switch is pinned open (p_gen = 1) and the attention scattered onto the copy
+    ids when it is pinned shut (p_gen = 0): two source positions of one id add up."""
+    keras.utils.set_random_seed(0)
+    dec = _decoder(**{**CONFIGS[1], "pointer": True})
+    ann, mask, tokens, init = _pointer_inputs(np.random.default_rng(1))
+    log_p, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
+    np.testing.assert_allclose(np.exp(log_p.numpy()).sum(-1), 1.0, atol=1e-5)
+    memory, state = dec.prepare(ann, mask, init)
+    for t in range(tokens.shape[1]):
+        step_log_p, state, alpha = dec.step(tokens[:, t], state, memory)
+        np.testing.assert_allclose(step_log_p, log_p[:, t], atol=1e-5)
+        np.testing.assert_allclose(alpha, alphas[:, t], atol=1e-6)
+    kernel, _ = dec.switch.get_weights()
+    dec.switch.set_weights([np.zeros_like(kernel), np.array([-100.0], "float32")])  # p_gen = 0: copy only
+    log_p, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
+    p, a = np.exp(log_p.numpy()), alphas.numpy()
+    np.testing.assert_allclose(p[0, :, 5], a[0, :, 0] + a[0, :, 2], atol=1e-5)  # id 5 at positions 0 and 2
+    np.testing.assert_allclose(p[0, :, 7], a[0, :, 1], atol=1e-5)
+    np.testing.assert_allclose(p[2, :, 6], 1.0, atol=1e-5)  # one real position
+    assert p[1, :, 8].max() < 1e-6  # an id no source position holds
+    dec.switch.set_weights([np.zeros_like(kernel), np.array([100.0], "float32")])  # p_gen = 1: the vocabulary
+    log_p, _ = dec(tokens, ann, annotation_mask=mask, initial_state=init)
+    plain = AttentionDecoder.from_config({**dec.get_config(), "pointer": False})
+    plain.build((None, None, 7))
+    plain.set_weights(dec.get_weights()[:len(plain.get_weights())])
+    logits, _ = plain(tokens, ann, annotation_mask=mask, initial_state=init)
+    np.testing.assert_allclose(log_p, tf.nn.log_softmax(logits), atol=1e-4)
+
+
+def test_pointer_decoder_needs_its_copy_ids_and_attention():
+    with pytest.raises(ValueError, match="context='attention'"):
+        AttentionDecoder(10, context="none", init_state="given", pointer=True)
+    dec = _decoder(**{**CONFIGS[1], "pointer": True})
+    ann, mask, _, init = _pointer_inputs(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="copy_ids"):
+        dec.prepare(ann, mask, {"h": init["h"]})
+    assert AttentionDecoder.from_config(dec.get_config()).pointer
+    assert "pointer" not in _decoder(**CONFIGS[1]).get_config()  # configs of models of before: unchanged
+
+
 def test_additive_attention_hand_case():
     """With v = 1, W = 0, U = identity the scores are sum(tanh(a_i)); softmax by hand."""
     att = AdditiveAttention(2)

@@ -63,6 +63,8 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
     if task == "caption":  # self-critical training (issue 20): its options only apply with --scst
         neutral = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "greedy",
                    "--scst-learning-rate": 5e-5}
+    if task in ("translate", "entail"):  # issue 16: the pointer-generator decoder, off by default
+        neutral["--pointer"] = False
     if task == "video-classify":  # issue 18: a clip_id,label CSV instead of the UCF101 layout, off by default
         neutral = {"--labels": None, "--class-weight": "none", "--select": "accuracy"}  # weighting: off by default
     for flag in set(now) - set(BEFORE[task]):

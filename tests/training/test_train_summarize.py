@@ -45,14 +45,15 @@ def test_shared_word_positions_list_every_source_occurrence():
 
 
 @pytest.mark.slow
-def test_train_summarize_save_reload_same_headlines(tmp_path):
+@pytest.mark.parametrize("pointer", [False, True])
+def test_train_summarize_save_reload_same_headlines(tmp_path, pointer):
     bbc, news = make_corpora(tmp_path)
     out = tmp_path / "run"
     assert main(["train", "summarize", "--data", "both", "--bbc", bbc, "--news-category", news,
                  "--output-dir", str(out), "--embedding-dim", "8", "--units", "8", "--attention-units", "8",
                  "--epochs", "2", "--batch-size", "16", "--max-source-length", "20", "--max-target-length", "8",
                  "--min-count", "1", "--copy-max-count", "5", "--no-repeat-ngram", "3", "--beam-size", "2",
-                 "--seed", "3"]) == 0
+                 "--seed", "3"] + (["--pointer"] if pointer else [])) == 0
     card = json.loads((out / "model.json").read_text())
     assert card["task"] == "summarize" and card["metrics"]["split"] == "dev"
     for name in ("bbc", "news-category"):
@@ -61,7 +62,7 @@ def test_train_summarize_save_reload_same_headlines(tmp_path):
     history = json.loads((out / "history.json").read_text()) if (out / "history.json").exists() else None
     assert history is None or len(history) >= 1
     model = keras.models.load_model(out / "model.keras")
-    assert model.no_repeat_ngram == 3 and model.max_source_length == 20
+    assert model.no_repeat_ngram == 3 and model.max_source_length == 20 and model.pointer == pointer
     docs = ["Smith has won the match of 1994, officials said on Monday.", "Jones spoke about the election."]
     here = [t.text for t in model.translate(docs)]
     code = ("import json, sys, keras, captioner; m = keras.models.load_model(sys.argv[1]); "
@@ -79,3 +80,7 @@ def test_train_summarize_refuses_bad_options(tmp_path, capsys):
                  "--bbc-repeat", "0"]) != 0
     assert "--bbc-repeat 0: must be >= 1" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before the run directory is made
+    assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
+                 "--pointer", "--kind", "fixed"]) != 0
+    assert "--pointer copies through the attention" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

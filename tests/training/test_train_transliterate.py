@@ -52,3 +52,11 @@ def test_train_transliterate_end_to_end(tmp_path, weighting):
     assert card["config"]["weighting"] == weighting and card["data"]["train_pairs"] == 200
     history = json.loads((out / "history.json").read_text()) if (out / "history.json").exists() else None
     assert history is None or len(history) == 2
+
+
+def test_train_transliterate_refuses_a_pointer(tmp_path, capsys):
+    data = tmp_path / "dakshina"
+    write_dakshina(data, n_train=20, n_dev=5)
+    assert main(["train", "transliterate", "--data", str(data), "--output-dir", str(tmp_path / "r"), "--pointer"]) != 0
+    assert "--pointer: a transliterator writes another script" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

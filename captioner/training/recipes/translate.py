@@ -54,6 +54,9 @@ class Seq2SeqConfig(TrainConfig):
     attention_units: int = option(256)
     dropout: float = option(0.2)
     no_maxout: bool = option(False, help="tanh deep output instead of maxout")
+    pointer: bool = option(False, help=(
+        "attention kind: a pointer-generator decoder (See et al. 2017) that mixes its vocabulary distribution "
+        "with the attention over the source words, so it can write any source word (names, numbers)"))
     steps_per_epoch: int | None = option(None, help="evaluate/checkpoint every N steps")
     min_count: int = option(2, help="vocabularies: minimum word count")
     max_vocab: int = option(20000, help="vocabularies: most ids (specials included)")
@@ -113,6 +116,8 @@ class Seq2SeqRecipe(Recipe):
         if not 0.0 <= copy_rate < 1.0:  # checked before the run directory or a vocabulary is written
             raise InputError(f"--copy-unk-rate {copy_rate}: must be in [0, 1)")
         check_non_negative("--attention-lambda", getattr(self.cfg, "attention_lambda", 0.0))
+        if self.cfg.pointer and self.cfg.kind != "attention":
+            raise InputError(f"--pointer copies through the attention: it needs --kind attention, not {self.cfg.kind}")
         if getattr(self.cfg, "subword", "none") != "none":
             if self.cfg.subword_vocab < 16:
                 raise InputError(f"--subword-vocab {self.cfg.subword_vocab}: must be at least 16")
@@ -206,7 +211,7 @@ class Seq2SeqRecipe(Recipe):
             encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,
             source_tokenizer=self.src_tok, target_tokenizer=getattr(self, "tgt_tok", {}), max_source_length=c.max_source_length,
             beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_target_length + 10,
-            attention_lambda=getattr(c, "attention_lambda", 0.0),
+            attention_lambda=getattr(c, "attention_lambda", 0.0), pointer=c.pointer,
             training_config={"task": self.task, "seed": c.seed, "data": self.desc})
 
     def steps_per_pass(self):

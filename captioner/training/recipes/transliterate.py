@@ -81,6 +81,12 @@ class Transliterate(Recipe):
         return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
                 "data": self.desc}
 
+    def check(self):
+        from captioner.errors import InputError
+
+        if self.cfg.pointer:  # Latin letters are never Devanagari ones: a pointer would only ever write <unk>
+            raise InputError("--pointer: a transliterator writes another script than it reads; nothing to copy")
+
     def build_model(self, seed):
         from captioner.models.seq2seq import Seq2Seq
 
