@@ -61,6 +61,13 @@ def _texts(vocabulary, tokens):
     return tf.reshape(tf_detokenize(vocabulary.tf_decode(flat)), shape[:2])  # (B, K)
 
 
+def _keep_mask(tokens):
+    """tokens int (..., T) -> bool (..., T): the generated words, before the first <end> and not
+    a special id (what `Vocabulary.decode` keeps)."""
+    before_end = tf.cumsum(tf.cast(tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0
+    return before_end & (tokens != END_ID) & (tokens != PAD_ID) & (tokens != START_ID)
+
+
 def _capitalize_first(words):
     """`captioner.text.truecase.capitalize_first` on a string tensor."""
     return tf.strings.join([tf.strings.upper(tf.strings.substr(words, 0, 1, unit="UTF8_CHAR"), encoding="utf-8"),
@@ -158,13 +165,16 @@ class TranslatorModule(tf.Module):
             autograph=False)
 
     def _translate(self, sentences, beam_size, alpha, max_length):
+        """Tokenize (words, or SentencePiece pieces through `SubwordGraph`), cut, look up, decode
+        with the model's own generator, and write the hypotheses as `Seq2Seq.translate` does."""
         model = self._model
         settings = model.source_tokenizer
         if self._subword is not None:
-            return self._subword.translate(sentences, beam_size, alpha, max_length)
-        if settings.get("split_elisions"):
+            tokens = self._subword.pieces(sentences)  # (B, None)
+        elif settings.get("split_elisions"):
             raise ValueError("the source tokenizer splits elisions, which the graph tokenizer does not do")
-        tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
+        else:
+            tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
         tokens = tokens[:, : model.max_source_length]
         source_tokens = tokens.to_tensor(default_value="")  # (B, S)
         n_source = tokens.row_lengths()  # (B,)
@@ -176,7 +186,9 @@ class TranslatorModule(tf.Module):
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
         replace = model.replace_unk and model.kind == "attention"
-        if replace or self._truecase is not None:
+        if self._subword is not None:
+            hypotheses = self._subword.texts(tokens, out_tokens, attention, replace)
+        elif replace or self._truecase is not None:
             hypotheses = self._word_texts(sentences, source_tokens, n_source, out_tokens, attention, replace, settings)
         else:
             hypotheses = _texts(model.target_vocabulary, out_tokens)
@@ -196,8 +208,7 @@ class TranslatorModule(tf.Module):
             target = copy_unknown(target, out_tokens, attention, source_tokens, n_source, self._model.copy_distinct)
         if self._truecase is not None:
             target = self._truecase_words(sentences, source_tokens, target, settings)
-        keep = (tf.cumsum(tf.cast(out_tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
-            out_tokens != END_ID) & (out_tokens != PAD_ID) & (out_tokens != START_ID)
+        keep = _keep_mask(out_tokens)
         flat = tf.ragged.boolean_mask(tf.reshape(target, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
         if self._truecase is not None:  # the first word of each hypothesis, capitalized
             head = tf.ragged.map_flat_values(_capitalize_first, flat[:, :1])
@@ -223,12 +234,14 @@ class TranslatorModule(tf.Module):
 
 
 class SubwordGraph(tf.Module):
-    """The graph twin of a subword (SentencePiece) `Seq2Seq`'s Python path (`Seq2Seq.translate`).
+    """The two parts of a subword (SentencePiece) `Seq2Seq`'s Python path (`Seq2Seq.translate`)
+    that differ from a word model's, in the graph; `TranslatorModule` does the rest (cut, look
+    up, search, blank empty inputs) for both.
 
-    Source: NFC (and lower case when the model's tokenizer lowers), SentencePiece pieces
+    Source (`pieces`): NFC (and lower case when the model's tokenizer lowers), SentencePiece pieces
     (tensorflow-text's ``SentencepieceTokenizer`` on the proto stored in the model config: the
-    same pieces as the ``sentencepiece`` package), cut at ``max_source_length`` pieces, looked up.
-    Output: the pieces of each hypothesis up to ``<end>``; with ``replace_unk``, an ``<unk>`` piece
+    same pieces as the ``sentencepiece`` package).
+    Output (`texts`): the pieces of each hypothesis up to ``<end>``; with ``replace_unk``, an ``<unk>`` piece
     becomes the source WORD (its pieces joined) whose pieces its step attends to most in sum,
     standing as a word of its own; pieces joined, ``▁`` read as a space, spaces collapsed.
     ``source_tokens`` and ``attention`` are the source pieces and the attention over them (what
@@ -253,7 +266,6 @@ class SubwordGraph(tf.Module):
             raise ValueError("cannot export a translator with SentencePiece on one side only (`captioner train "
                              "translate --subword` gives both sides one)")
         self._spm = tf_text.SentencepieceTokenizer(model=base64.b64decode(source["spm"]), out_type=tf.string)
-        self._lookup = model.source_vocabulary.lookup_layer()
         self._target_tokens = tf.constant(list(model.target_vocabulary.tokens))
 
     def pieces(self, sentences):
@@ -265,33 +277,19 @@ class SubwordGraph(tf.Module):
             text = tf.strings.lower(text, encoding="utf-8")
         return self._spm.tokenize(text)
 
-    def translate(self, sentences, beam_size, alpha, max_length):
-        model = self._model
-        pieces = self.pieces(sentences)[:, : model.max_source_length]  # (B, None)
-        source_pieces = pieces.to_tensor(default_value="")  # (B, S)
-        n_source = pieces.row_lengths()  # (B,)
-        ids = tf.cast(self._lookup(pieces), tf.int32).to_tensor(default_value=PAD_ID)
-        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])  # an empty input: one <pad>
-        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                                     no_repeat_ngram=model.no_repeat_ngram)
-        tokens = out["tokens"]  # (B, K, T)
-        attention = out["attention"][:, :, :, : tf.shape(source_pieces)[1]]  # (B, K, T, S)
+    def texts(self, pieces, tokens, attention, replace):
+        """The hypotheses (B, K) of the search's ``tokens`` (B, K, T) as `Seq2Seq.translate` writes
+        them: pieces up to ``<end>``; with ``replace``, an ``<unk>`` piece becomes the source word
+        (`_source_words`) its step attends to most, as a word of its own; pieces joined."""
         target = tf.gather(self._target_tokens, tokens)  # (B, K, T) pieces
-        if model.replace_unk and model.kind == "attention":
+        if replace:
             words, n_words, word_attention = self._source_words(pieces, attention)
-            copied = copy_unknown(target, tokens, word_attention, words, n_words, model.copy_distinct)
+            copied = copy_unknown(target, tokens, word_attention, words, n_words, self._model.copy_distinct)
             target = tf.where(tokens == UNK_ID, tf.strings.join([WORD_START, copied]),
                               target)  # a copied word stands as a word of its own
-        keep = (tf.cumsum(tf.cast(tokens == END_ID, tf.int32), axis=-1, exclusive=True) == 0) & (
-            tokens != END_ID) & (tokens != PAD_ID) & (tokens != START_ID)
-        target = tf.where(keep, target, "")
+        target = tf.where(_keep_mask(tokens), target, "")
         joined = tf.strings.regex_replace(tf.strings.reduce_join(target, axis=-1), WORD_START, " ")  # (B, K)
-        hypotheses = tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))
-        empty = (n_source == 0)[:, None]  # (B, 1)
-        hypotheses = tf.where(empty, "", hypotheses)
-        scores = tf.where(empty, float("-inf"), out["scores"])
-        return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
-                "hypothesis_scores": scores, "source_tokens": source_pieces, "attention": attention[:, 0]}
+        return tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))
 
     def _source_words(self, pieces, attention):
         """The source words (B, W) that the pieces spell (marker dropped, their cores as
