@@ -136,10 +136,14 @@ def model_headlines(path, dev, decoding):
     return name, [o.text for o in outs]
 
 
-def run_dataset(name, train, dev, max_n, notes=(), examples=3, models=(), decoding=None):
-    """All baselines of one dataset (and the rows of ``models``); returns its JSON-ready report."""
+def run_dataset(name, train, dev, max_n, notes=(), examples=3, models=(), decoding=None, dev_from=0):
+    """All baselines of one dataset (and the rows of ``models``); returns its JSON-ready report.
+    ``dev_from`` K > 0: every row again on the dev pairs from K on only (those a model trained
+    with ``--dev-limit K`` never read for its model selection)."""
     if not train or not dev:
         raise InputError(f"{name}: empty train ({len(train)}) or dev ({len(dev)}) split")
+    if not 0 <= dev_from < len(dev):
+        raise InputError(f"{name}: --dev-from {dev_from} leaves no dev pair (dev has {len(dev)})")
     scorer = RougeF1(use_stemmer=True)
     started = time.perf_counter()
     ns = list(range(1, max_n + 1))
@@ -147,15 +151,21 @@ def run_dataset(name, train, dev, max_n, notes=(), examples=3, models=(), decodi
     best_n = choose_n(train_curve)
     references = [p.target for p in dev]
 
-    rows = {}
+    rows, tail_rows = {}, {}
+
+    def add(row, outputs):
+        rows[row] = corpus_rouge_f1(references, outputs).scores
+        if dev_from:
+            tail_rows[row] = corpus_rouge_f1(references[dev_from:], outputs[dev_from:]).scores
+
     lead = [lead_words(p.source, best_n) for p in dev]
-    rows[f"lead-{best_n} (N chosen on train)"] = corpus_rouge_f1(references, lead).scores
+    add(f"lead-{best_n} (N chosen on train)", lead)
     retrieved, neighbour_ids, sims = retrieve_headlines(train, dev)
-    rows["retrieval: nearest train headline (tf-idf)"] = corpus_rouge_f1(references, retrieved).scores
+    add("retrieval: nearest train headline (tf-idf)", retrieved)
     generated = {}
     for path in models:
         row, headlines = model_headlines(path, dev, decoding or {})
-        rows[row] = corpus_rouge_f1(references, headlines).scores
+        add(row, headlines)
         generated[Path(path).name] = headlines
     dev_curve, dev_per_doc = lead_n_curve(dev, ns, scorer)
     picks, oracle_scores = oracle_lead(dev_per_doc)
@@ -176,6 +186,7 @@ def run_dataset(name, train, dev, max_n, notes=(), examples=3, models=(), decodi
                       "mean_cosine": round(statistics.fmean(sims), 4)},
         "oracle_lead_mean_n": round(statistics.fmean(picks), 2),
         "dev_rouge_f1": rows,
+        **({f"dev_rouge_f1_from_{dev_from}": {"pairs": len(dev) - dev_from, "rows": tail_rows}} if dev_from else {}),
         "examples": [{"id": p.id, "reference": p.target, "lead": lead[i], "retrieved": retrieved[i],
                       "neighbour": neighbour_ids[i], **{m: h[i] for m, h in generated.items()}}
                      for i, p in enumerate(dev[:examples])],
@@ -210,6 +221,10 @@ def print_table(report):
         print(f"  {'system':<72} {'R-1':>6} {'R-2':>6} {'R-L':>6}")
         for row, s in ds["dev_rouge_f1"].items():
             print(f"  {row:<72} {s['rouge1']:6.2f} {s['rouge2']:6.2f} {s['rougeL']:6.2f}")
+        for key in (k for k in ds if k.startswith("dev_rouge_f1_from_")):
+            print(f"  dev pairs {key.rsplit('_', 1)[1]}.. only ({ds[key]['pairs']}):")
+            for row, s in ds[key]["rows"].items():
+                print(f"  {row:<72} {s['rouge1']:6.2f} {s['rouge2']:6.2f} {s['rougeL']:6.2f}")
         curve = ds["lead_n"]["train_curve"]
         print("  train lead-N curve (R-L): " + " ".join(f"{n}:{v['rougeL']:.1f}" for n, v in curve.items()))
 
@@ -228,6 +243,9 @@ def main(argv=None):
     parser.add_argument("--alpha", type=float, default=None, help="models: length penalty (default: each model's)")
     parser.add_argument("--no-repeat-ngram", type=int, default=None, help="models: n-gram blocking (default: the model's)")
     parser.add_argument("--examples", type=int, default=3, help="dev examples in the JSON")
+    parser.add_argument("--dev-from", type=int, default=0, metavar="K", help=(
+        "also score every row on the dev pairs from K on: those that a model trained with --dev-limit K did not "
+        "read for its model selection (0: off)"))
     args = parser.parse_args(argv)
     decoding = {"beam_size": args.beam_size, "alpha": args.alpha, "no_repeat_ngram": args.no_repeat_ngram}
     if args.max_n < 1:
@@ -245,7 +263,8 @@ def main(argv=None):
             rule = ("dev = md5('bbc-news' NUL group) in the first 10%, group = smallest topic/NNN.txt among "
                     "files sharing an article or a headline (captioner.data.headlines)")
         report["datasets"]["bbc-news"] = run_dataset("bbc-news", train, dev, args.max_n,
-                                                     [corpus.summary(), rule], args.examples, args.model, decoding)
+                                                     [corpus.summary(), rule], args.examples, args.model, decoding,
+                                                     args.dev_from)
     if args.news_category:
         corpus = load_news_category(args.news_category)
         train, dev = split_news_category(corpus.pairs)
@@ -253,7 +272,7 @@ def main(argv=None):
                 "sharing a link, a description or a headline (captioner.data.news_category)")
         report["datasets"]["news-category"] = run_dataset("news-category", train, dev, args.max_n,
                                                           [corpus.summary(), rule], args.examples, args.model,
-                                                          decoding)
+                                                          decoding, args.dev_from)
     print_table(report)
     if args.output:
         write_json(args.output, report)

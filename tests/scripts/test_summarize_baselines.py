@@ -128,4 +128,13 @@ def test_model_rows_beside_the_baselines(sb, tmp_path):
 
     expected = corpus_rouge_f1([p.target for p in pairs[8:]], headlines).scores
     assert rows["model tiny.keras (beam 1, alpha 1, no-repeat-2-gram)"] == pytest.approx(expected)
+    # --dev-from K: every row again on the dev pairs a model selected on the first K did not read
+    tail = sb.run_dataset("toy", pairs[:8], pairs[8:], 5, models=[str(path)], decoding={"beam_size": 1},
+                          dev_from=1)["dev_rouge_f1_from_1"]
+    assert tail["pairs"] == len(pairs) - 9
+    assert tail["rows"]["model tiny.keras (beam 1, alpha 1, no-repeat-2-gram)"] == pytest.approx(
+        corpus_rouge_f1([p.target for p in pairs[9:]], headlines[1:]).scores)
+    assert set(tail["rows"]) == set(rows) - {r for r in rows if r.startswith("ORACLE")}
+    with pytest.raises(InputError, match="leaves no dev pair"):
+        sb.run_dataset("toy", pairs[:8], pairs[8:], 5, dev_from=len(pairs) - 8)
     assert report["examples"][0]["tiny.keras"] == headlines[0]
