@@ -1,8 +1,10 @@
 """Headline page: an article (or a short description) in, a headline out, and where it looked.
 
-The bundled headline model (assets/models/bbc_headlines.keras, or the file named by
-CAPTIONER_SUMMARIZE_MODEL). The source words are shaded by the attention they received over
-the whole headline, and the word-by-word alignment is drawn as a heat map.
+The bundled headline models, picked with a radio: BBC News articles (assets/models/bbc_headlines.keras,
+or the file named by CAPTIONER_SUMMARIZE_MODEL) and News Category descriptions
+(assets/models/news_headlines.keras, or CAPTIONER_SUMMARIZE_NEWS_MODEL). The source words are
+shaded by the attention they received over the whole headline, and the word-by-word alignment
+is drawn as a heat map.
 """
 
 import html
@@ -12,22 +14,29 @@ import streamlit as st
 
 import common
 
-SPEC = common.MODELS["summarize"]
-EXAMPLE = ("The city council of Leeds has approved a 12 million pound plan to build a new bridge over the river Aire, "
-           "officials said on Tuesday. Work is due to start in March and the bridge should open in 2027, the council "
-           "said, adding that it would cut traffic in the city centre.")
+SPECS = [common.MODELS["summarize"], common.MODELS["summarize_news"]]
+EXAMPLES = {  # a text of the kind each model was trained on
+    "summarize": ("The city council of Leeds has approved a 12 million pound plan to build a new bridge over the river "
+                  "Aire, officials said on Tuesday. Work is due to start in March and the bridge should open in 2027, "
+                  "the council said, adding that it would cut traffic in the city centre."),
+    "summarize_news": ("The singer told fans on Instagram that her world tour will now end in Paris in September, "
+                       "two months later than planned."),
+}
 MAX_CHARS = 20_000
 RESULTS_KEPT = 16
 
 st.title("Write a headline")
-st.caption("The translator's machine on news: a bidirectional GRU reads the first words of the article, an "
-           "attention decoder writes the headline; a word it does not know (<unk>) is copied from the source "
-           "word it attends to most, so names and numbers come from the article.")
+st.caption("The translator's machine on news: a bidirectional GRU reads the first words of the source, an "
+           "attention decoder writes the headline. A pointer-generator (See et al. 2017) mixes, at every word, "
+           "its vocabulary with the source words it attends to, so it can copy any of them; a word it does not "
+           "know (<unk>) becomes the source word it attends to most, so names and numbers come from the source.")
 
-text = st.text_area("Article or description", value=EXAMPLE, key="summarize_text", max_chars=MAX_CHARS, height=180,
+spec = common.pick_model(SPECS, "Source", "to write headlines", key="summarize_model")
+text = st.text_area("Article or description", value=EXAMPLES.get(spec.key, ""), key=f"summarize_text_{spec.key}",
+                    max_chars=MAX_CHARS, height=180,
                     help="Plain text; the model reads only its first words (its source length).")
 
-loaded = common.model_or_explain(SPEC, "to write headlines", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
+loaded = common.model_or_explain(spec, "to write headlines", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded
@@ -44,7 +53,7 @@ if not model.source_tokens(text):
     st.info("Paste an article to summarize." if not text else "This text has no words the model could read.")
     st.stop()
 
-model_path = SPEC.path
+model_path = spec.path
 result_key = (text, str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length, no_repeat)
 result = common.recall("summarize_results", result_key)
 if result is None:
@@ -111,4 +120,4 @@ if heatmap is not None:
     with d2:
         st.download_button("Alignment PNG", heatmap, file_name="alignment.png", mime="image/png",
                            key="summarize_dl_png", icon=":material/download:", on_click="ignore")
-common.model_card_expander(SPEC)
+common.model_card_expander(spec)

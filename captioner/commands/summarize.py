@@ -28,7 +28,9 @@ def register(subparsers):
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("files", nargs="*", help="text files, one document each (instead of --input)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"a .keras headline model (default {DEFAULT_MODEL})")
+    p.add_argument("--model", default=DEFAULT_MODEL, help=(
+        f"a .keras headline model (default {DEFAULT_MODEL}, for news articles; "
+        "assets/models/news_headlines.keras: for a one- or two-sentence description)"))
     p.add_argument("--input", "-i", help="JSON lines with a 'text' field (default: stdin, unless files are given)")
     p.add_argument("--output", "-o", help="JSON lines out (default: stdout); written atomically")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")

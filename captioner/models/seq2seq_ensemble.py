@@ -67,6 +67,7 @@ class Seq2SeqEnsemble(Seq2Seq):
             value = getattr(first, name) if given[name] is None else given[name]
             setattr(self, name, type(getattr(first, name))(value))
         self.attention_lambda = 0.0
+        self.pointer = any(m.pointer for m in members)  # a member copies by pointing (each through its own encode)
         self.rescorer = rescorer_from_config(rescorer)  # the ensemble's own (members' are not used)
         self.training_config = training_config or {}
         self.ensemble = EnsembleDecoder([(m.decoder, m.encode) for m in members], combine)

@@ -176,7 +176,8 @@ PAGES = {
     "task_pages/transliterate.py": {
         "CAPTIONER_TRANSLITERATE_MODEL": ("captioner train transliterate ", "assets/models/dakshina_hi_translit.keras")},
     "task_pages/summarize.py": {
-        "CAPTIONER_SUMMARIZE_MODEL": ("captioner train summarize ", "assets/models/bbc_headlines.keras")},
+        "CAPTIONER_SUMMARIZE_MODEL": ("captioner train summarize ", "assets/models/bbc_headlines.keras"),
+        "CAPTIONER_SUMMARIZE_NEWS_MODEL": ("captioner train summarize ", "assets/models/news_headlines.keras")},
     "task_pages/entailment.py": {"CAPTIONER_ENTAIL_MODEL": ("captioner train entail ", "assets/models/sick_entailment.keras")},
     "task_pages/classify.py": {"CAPTIONER_CLASSIFY_MODEL": ("captioner train classify ",
                                                            "assets/models/newsgroups_han.keras")},

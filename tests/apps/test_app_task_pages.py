@@ -449,3 +449,15 @@ def test_summarize_page_headline_shaded_source_and_alignment(bundled_env):
     at.text_area[0].set_value("   ").run()
     assert not at.exception and not at.error and not headings(at)
     assert [i.value for i in at.info] == ["Paste an article to summarize."]
+
+
+@needs("bbc_headlines.keras", "news_headlines.keras")
+def test_summarize_page_switches_to_the_news_category_model(bundled_env):
+    at = open_page("task_pages/summarize.py")
+    at.radio(key="summarize_model").set_value(common.MODELS["summarize_news"]).run()
+    no_errors(at)
+    [headline] = headings(at)
+    assert headline and headline != "(empty headline)"
+    result = list(at.session_state["summarize_results"].values())[-1]
+    assert "paris" in result.source_tokens and result.attention.shape[1] == len(result.source_tokens)
+    assert_model_card(at, "news_headlines.keras")
