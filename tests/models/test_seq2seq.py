@@ -1,9 +1,5 @@
 """Seq2Seq (Bahdanau attention / fixed-context baselines) and its text encoder."""
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -15,6 +11,7 @@ from captioner.layers.text_encoder import TextEncoder
 from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.seq2seq import Seq2Seq, Translation, text_tokens
 from captioner.text import Vocabulary
+from seq2seq_support import fresh_process_translations
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = [chr(ord("a") + i) for i in range(8)]  # a..h
@@ -146,18 +143,7 @@ def test_attention_learns_to_reverse_and_survives_save_load_in_fresh_process(tmp
     path = tmp_path / "rev.keras"
     model.save(path)
     expected = [(t.text, round(t.score, 4)) for t in model.translate(tests[:5])]
-    code = (
-        "import json, sys, keras, captioner\n"
-        "from captioner.models.seq2seq import Seq2Seq\n"
-        f"m = keras.models.load_model({str(path)!r})\n"
-        "assert isinstance(m, Seq2Seq)\n"
-        f"out = m.translate({tests[:5]!r})\n"
-        "print(json.dumps([(t.text, round(t.score, 4)) for t in out]))\n"
-    )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got_loaded = [tuple(x) for x in json.loads(proc.stdout.strip().splitlines()[-1])]
+    got_loaded = fresh_process_translations(path, tests[:5], check="type(m).__name__ == 'Seq2Seq'")
     assert [t for t, _ in got_loaded] == [t for t, _ in expected]
     np.testing.assert_allclose([s for _, s in got_loaded], [s for _, s in expected], atol=1e-3)
 

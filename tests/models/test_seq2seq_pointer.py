@@ -2,10 +2,6 @@
 its target vocabulary lacks, trains and decodes through the one Trainer path and the one
 Generator, survives save/load, ensembles and exports."""
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -17,6 +13,7 @@ from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.seq2seq import Seq2Seq
 from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
+from seq2seq_support import fresh_process_translations
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE_WORDS = [chr(ord("a") + i) for i in range(12)]  # a..l
@@ -87,16 +84,7 @@ def test_pointer_model_reloads_in_a_fresh_process_with_the_same_outputs(trained,
     trained.save(path)
     tests = _tests(6, seed=11)
     expected = [(t.text, round(t.score, 4)) for t in trained.translate(tests)]
-    code = (
-        "import json, keras, captioner\n"
-        f"m = keras.models.load_model({str(path)!r})\n"
-        "assert m.pointer and m.decoder.pointer\n"
-        f"print(json.dumps([(t.text, round(t.score, 4)) for t in m.translate({tests!r})]))\n"
-    )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = [tuple(x) for x in json.loads(proc.stdout.strip().splitlines()[-1])]
+    got = fresh_process_translations(path, tests, check="m.pointer and m.decoder.pointer")
     assert [t for t, _ in got] == [t for t, _ in expected]
     np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], atol=1e-3)
 
