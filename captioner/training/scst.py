@@ -87,14 +87,17 @@ class SelfCriticalCaptioner(keras.Model):
     fit batches: ({"annotations": (B, R, D), "seed": (B,) int32 (one value)}, rows (B,) int32 the
     training image of each row). Never saved itself: `inference_copy()` is the decoder's."""
 
-    def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, **kwargs):
+    def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, temperature=1.0, **kwargs):
         super().__init__(**kwargs)
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        if not 0 < float(temperature) < float("inf"):
+            raise ValueError(f"the sampling temperature must be a finite number > 0, got {temperature}")
         if baseline == "mean" and samples < 2:
             raise ValueError("the mean baseline needs --scst-samples >= 2")
         self.captioner, self.rewards = captioner, rewards
         self.samples, self.baseline, self.max_length = int(samples), baseline, int(max_length)
+        self.temperature = float(temperature)
         self.loss_tracker = keras.metrics.Mean(name="loss")
         self.reward_tracker = keras.metrics.Mean(name="sample_reward")
         self.greedy_tracker = keras.metrics.Mean(name="greedy_reward")
@@ -124,17 +127,19 @@ class SelfCriticalCaptioner(keras.Model):
         <end> then <pad>; row b*K + k is sample k of image b."""
         tiled = tf.repeat(annotations, self.samples, axis=0)  # (B*K, R, D)
         out = self.captioner.generator.search(tiled, beam_size=1, alpha=0.0, max_length=self.max_length,
-                                              temperature=1.0, seed=seed)
+                                              temperature=self.temperature, seed=seed)
         return tiled, out["tokens"][:, 0]  # (B*K, R, D), (B*K, T)
 
     def sampling_log_probs(self, annotations, sampled):
         """Teacher-forced log-probabilities (N, T) of the sampled ids under the distribution they
         were drawn from (inference mode): the softmax over the tokens the generator may write, its
-        banned ids (<pad>, <unk>, <start>) left out. Over the full softmax instead, the expected
-        gradient of log p under the samples would not be 0 but point away from the sampled tokens
-        towards the banned ones, scaled by the baseline: with the greedy baseline (most advantages
-        negative) that bias pushed probability into <unk>/<pad> and away from <end> until the
-        captions fell apart (on Flickr8k, the greedy captions' training CIDEr-D 0.71 -> below 0.2 in one epoch)."""
+        banned ids (<pad>, <unk>, <start>) left out, at the sampling temperature T (softmax(logits / T):
+        the policy trained is the tempered one, whose most probable caption is the model's own).
+        Over the full softmax instead, the expected gradient of log p under the samples would not be
+        0 but point away from the sampled tokens towards the banned ones, scaled by the baseline:
+        with the greedy baseline (most advantages negative) that bias pushed probability into
+        <unk>/<pad> and away from <end> until the captions fell apart (on Flickr8k, the greedy
+        captions' training CIDEr-D 0.71 -> below 0.2 in one epoch)."""
         n = tf.shape(sampled)[0]
         inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
         logits = tf.cast(self.captioner({"annotations": annotations, "tokens": inputs}, training=False),
@@ -143,6 +148,8 @@ class SelfCriticalCaptioner(keras.Model):
         if banned:
             vocab = logits.shape[-1]
             logits = logits + tf.constant(np.isin(np.arange(vocab), banned) * -1e9, tf.float32)  # (N, T, V)
+        if self.temperature != 1.0:
+            logits = logits / self.temperature
         return -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, logits)  # (N, T)
 
     def reinforce_loss(self, annotations, sampled, adv):

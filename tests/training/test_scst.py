@@ -164,7 +164,8 @@ def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_pat
 
 
 def test_scst_mean_baseline_runs(xe_model, tmp_path):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--final-eval-beams", "") == 0
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--scst-temperature", "0.5",
+                 "--final-eval-beams", "") == 0
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
 
@@ -196,6 +197,12 @@ def test_scst_needs_an_init_model(xe_model, tmp_path):
     assert code != 0
 
 
+def test_scst_refuses_a_temperature_that_is_not_positive(xe_model, tmp_path, capsys):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-temperature", "0") != 0
+    assert "--scst-temperature" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+
+
 def test_trained_log_probs_are_those_of_the_sampling_distribution():
     """The teacher-forced log-probabilities the loss weighs are the ones the generator drew the
     samples with (inference mode: no dropout), token for token."""
@@ -216,12 +223,14 @@ def test_trained_log_probs_are_those_of_the_sampling_distribution():
     assert ((step <= 0) | (ids == PAD_ID)).all()
 
 
-def test_expected_score_function_is_zero_under_the_sampling_distribution():
+@pytest.mark.parametrize("temperature", [1.0, 0.5])
+def test_expected_score_function_is_zero_under_the_sampling_distribution(temperature):
     """E_{w ~ p}[grad log p(w)] = 0 for the distribution the samples are drawn from (so a
     constant baseline adds no bias): with banned ids that hold probability mass, this holds for
-    the renormalized log-probabilities the loss uses, and not for the full softmax."""
+    the renormalized log-probabilities the loss uses, and not for the full softmax; at a sampling
+    temperature, for the tempered distribution."""
     decoder = _decoder(seed=4)
-    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=1, max_length=1)
+    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=1, max_length=1, temperature=temperature)
     feats = tf.constant(np.random.default_rng(5).normal(size=(1, 4, 10)).astype(np.float32))
     banned = list(decoder.generator.banned_ids)
     allowed = [i for i in range(len(VOCAB)) if i not in banned]
@@ -235,3 +244,28 @@ def test_expected_score_function_is_zero_under_the_sampling_distribution():
     assert float(tf.reduce_sum(weights)) == pytest.approx(1.0, abs=1e-5)
     grads = [g for g in tape.gradient(expected, variables) if g is not None]
     assert max(float(tf.reduce_max(tf.abs(g))) for g in grads) < 1e-5
+
+
+def test_a_sampling_temperature_draws_and_trains_the_tempered_policy():
+    """--scst-temperature T: the samples are the generator's at T, and the log-probabilities the
+    loss weighs are log softmax(allowed logits / T), token for token."""
+    decoder = _decoder(seed=2)
+    model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=3, max_length=6, temperature=0.5)
+    feats = np.random.default_rng(8).normal(size=(2, 4, 10)).astype(np.float32)
+    tiled = np.repeat(feats, 3, axis=0)
+    out = decoder.generator.search(tf.constant(tiled), beam_size=1, alpha=0.0, max_length=6, temperature=0.5, seed=4)
+    _, sampled = model.sample(tf.constant(feats), tf.constant(4))
+    np.testing.assert_array_equal(sampled.numpy(), out["tokens"][:, 0].numpy())
+    ids = sampled.numpy()
+    inputs = np.concatenate([np.full((len(ids), 1), 1, np.int32), ids[:, :-1]], axis=1)
+    logits = decoder({"annotations": tiled, "tokens": inputs}, training=False).numpy().astype(np.float64)
+    logits[..., list(decoder.generator.banned_ids)] = -np.inf
+    tempered = logits / 0.5
+    expected = tempered - np.log(np.exp(tempered - tempered.max(-1, keepdims=True)).sum(-1, keepdims=True)) \
+        - tempered.max(-1, keepdims=True)
+    want = np.take_along_axis(expected, ids[..., None], axis=-1)[..., 0]
+    got = model.sampling_log_probs(tf.constant(tiled), sampled).numpy()
+    keep = ids != PAD_ID
+    np.testing.assert_allclose(got[keep], want[keep], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="temperature"):
+        SelfCriticalCaptioner(decoder, FixedRewards(1), temperature=0.0)

@@ -75,6 +75,8 @@ class Config(TrainConfig):
     scst_baseline: str = option("greedy", choices=("greedy", "mean"),
                                 help="--scst: reward baseline: the greedy caption's (Rennie et al. 2017) or the "
                                      "mean of the image's other samples' (Luo 2020)")
+    scst_temperature: float = option(1.0, help="--scst: sampling temperature T (> 0) of the policy trained, "
+                                     "softmax(logits / T); T < 1 draws captions nearer the greedy one")
     scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
 
 
@@ -100,6 +102,8 @@ class Caption(Recipe):
             raise InputError("--scst trains on one device in float32 (no --distribute, no --mixed-precision)")
         if c.scst_samples < 1 or (c.scst_baseline == "mean" and c.scst_samples < 2):
             raise InputError("--scst-samples must be >= 1 (>= 2 with --scst-baseline mean)")
+        if not 0 < c.scst_temperature < float("inf"):
+            raise InputError(f"--scst-temperature must be a finite number > 0, got {c.scst_temperature}")
 
     def _split(self, split):
         from captioner.data import load_coco_karpathy, load_flickr8k
@@ -248,7 +252,7 @@ class Caption(Recipe):
         log.info("CIDEr-D reward: df of %d training images, %d images' references prepared in %.1f s",
                  len(self.df_references), len(references), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
-                                     max_length=c.max_length)
+                                     max_length=c.max_length, temperature=c.scst_temperature)
 
     def optimizer(self):
         import keras
