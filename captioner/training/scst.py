@@ -17,6 +17,7 @@ are the training images: their features, their rows in the training set and a se
        frequencies from all training references (`tf.numpy_function`, Python)
     -> advantage = reward - baseline                                            (B * K,)
     -> loss = -sum(advantage * log p(sampled token), masked) / number of sampled tokens
+       [+ xe_weight * cross-entropy of one reference caption per image, teacher forced]
 
 Everything happens inside the step, so the samples come from the weights the step updates
 (exactly on-policy) and a run is a pure function of its seed, also across `--resume`. The
@@ -84,10 +85,12 @@ class CaptionRewards:
 class SelfCriticalCaptioner(keras.Model):
     """Trains `captioner` (a `CaptionDecoderModel`) by SCST; see the module docstring.
 
-    fit batches: ({"annotations": (B, R, D), "seed": (B,) int32 (one value)}, rows (B,) int32 the
-    training image of each row). Never saved itself: `inference_copy()` is the decoder's."""
+    fit batches: ({"annotations": (B, R, D), "seed": (B,) int32 (one value)[, "tokens": (B, L) one
+    reference caption of each image when xe_weight > 0]}, rows (B,) int32 the training image of
+    each row). Never saved itself: `inference_copy()` is the decoder's."""
 
-    def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, temperature=1.0, **kwargs):
+    def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, temperature=1.0,
+                 xe_weight=0.0, **kwargs):
         super().__init__(**kwargs)
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
@@ -98,6 +101,10 @@ class SelfCriticalCaptioner(keras.Model):
         self.captioner, self.rewards = captioner, rewards
         self.samples, self.baseline, self.max_length = int(samples), baseline, int(max_length)
         self.temperature = float(temperature)
+        if not 0 <= float(xe_weight) < float("inf"):
+            raise ValueError(f"the cross-entropy weight must be a finite number >= 0, got {xe_weight}")
+        self.xe_weight = float(xe_weight)
+        self.xe_tracker = keras.metrics.Mean(name="xe_loss")
         self.loss_tracker = keras.metrics.Mean(name="loss")
         self.reward_tracker = keras.metrics.Mean(name="sample_reward")
         self.greedy_tracker = keras.metrics.Mean(name="greedy_reward")
@@ -107,7 +114,8 @@ class SelfCriticalCaptioner(keras.Model):
     @property
     def metrics(self):
         trackers = [self.loss_tracker, self.reward_tracker, self.length_tracker]
-        return trackers + ([self.greedy_tracker] if self.baseline == "greedy" else [])
+        trackers += [self.greedy_tracker] if self.baseline == "greedy" else []
+        return trackers + ([self.xe_tracker] if self.xe_weight else [])
 
     def call(self, inputs, training=False):
         return self.captioner(inputs, training=training)
@@ -159,6 +167,18 @@ class SelfCriticalCaptioner(keras.Model):
         mask = tf.cast(sampled != PAD_ID, tf.float32)  # the sampled tokens, <end> included
         return -tf.reduce_sum(adv[:, None] * log_p * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
+    def reference_loss(self, annotations, tokens):
+        """Cross-entropy of reference captions `tokens` (B, L): <start> w1 .. <end> <pad>.., teacher
+        forced in inference mode (the policy's own distribution, no dropout), mean over their words
+        and <end>: the "mixed objective" that keeps the model near the references' language while
+        the reward is maximized (Paulus et al. 2018, sec. 3.3; Ranzato et al. 2016)."""
+        targets = tokens[:, 1:]
+        logits = tf.cast(self.captioner({"annotations": annotations, "tokens": tokens[:, :-1]}, training=False),
+                         tf.float32)  # (B, L - 1, V)
+        mask = tf.cast(targets != PAD_ID, tf.float32)
+        xe = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, logits)
+        return tf.reduce_sum(xe * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
     def train_step(self, data):
         inputs, rows = data[0], data[1]
         annotations = tf.cast(inputs["annotations"], self.captioner.compute_dtype)  # (B, R, D)
@@ -176,6 +196,9 @@ class SelfCriticalCaptioner(keras.Model):
             t.set_shape([None])  # (B*K,), (B,), (B*K,)
         with tf.GradientTape() as tape:
             loss = self.reinforce_loss(tiled, sampled, adv)
+            if self.xe_weight:
+                xe = self.reference_loss(annotations, tf.cast(inputs["tokens"], tf.int32))
+                loss = loss + self.xe_weight * xe
         variables = self.captioner.trainable_variables
         self.optimizer.apply(tape.gradient(loss, variables), variables)
         self.loss_tracker.update_state(loss)
@@ -184,6 +207,8 @@ class SelfCriticalCaptioner(keras.Model):
         self.length_tracker.update_state(tf.reduce_sum(tf.cast(words, tf.float32), axis=1))
         if self.baseline == "greedy":
             self.greedy_tracker.update_state(greedy_rewards)
+        if self.xe_weight:
+            self.xe_tracker.update_state(xe)
         return {m.name: m.result() for m in self.metrics}
 
     def inference_copy(self):

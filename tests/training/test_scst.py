@@ -170,6 +170,15 @@ def test_scst_mean_baseline_runs(xe_model, tmp_path):
     assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
 
 
+def test_scst_with_a_cross_entropy_term_runs_and_logs_it(xe_model, tmp_path):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--scst-xe-weight", "0.5",
+                 "--final-eval-beams", "") == 0
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert history[0]["xe_loss"] > 0
+    card = json.loads((tmp_path / "run" / "model.json").read_text())
+    assert card["extra"]["scst"]["xe_weight"] == 0.5
+
+
 def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
     import keras
 
@@ -269,3 +278,33 @@ def test_a_sampling_temperature_draws_and_trains_the_tempered_policy():
     np.testing.assert_allclose(got[keep], want[keep], rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="temperature"):
         SelfCriticalCaptioner(decoder, FixedRewards(1), temperature=0.0)
+
+
+class ConstantRewards:
+    def __call__(self, ids, rows):
+        return np.ones(len(ids), np.float32)
+
+
+def test_the_cross_entropy_term_is_the_references_mean_token_loss_and_trains_them():
+    """xe_weight > 0: the step adds xe_weight x the teacher-forced cross-entropy of the batch's
+    reference captions (mean over their words and <end>); with every advantage 0 (equal rewards,
+    mean baseline) one step is pure cross-entropy and makes the references more probable."""
+    import keras
+
+    decoder = _decoder(seed=6)
+    model = SelfCriticalCaptioner(decoder, ConstantRewards(), samples=2, baseline="mean", max_length=6, xe_weight=1.0)
+    feats = np.random.default_rng(1).normal(size=(2, 4, 10)).astype(np.float32)
+    a, red, square = (VOCAB.tokens.index(w) for w in ("a", "red", "square"))
+    refs = np.array([[1, a, red, square, END_ID, PAD_ID], [1, red, END_ID, PAD_ID, PAD_ID, PAD_ID]], np.int32)
+    got = float(model.reference_loss(tf.constant(feats), tf.constant(refs)))
+    logits = decoder({"annotations": feats, "tokens": refs[:, :-1]}, training=False).numpy()
+    xe = tf.nn.sparse_softmax_cross_entropy_with_logits(refs[:, 1:], logits).numpy()
+    assert got == pytest.approx(xe[refs[:, 1:] != PAD_ID].mean(), rel=1e-5)
+    before = _log_probs(decoder, feats, refs[:, 1:], renormalize=False).sum()
+    model.compile(optimizer=keras.optimizers.SGD(0.5))
+    logs = model.train_on_batch({"annotations": feats, "seed": np.zeros(2, np.int32), "tokens": refs},
+                                np.arange(2, dtype=np.int32), return_dict=True)
+    assert logs["xe_loss"] == pytest.approx(got, rel=1e-4)
+    assert _log_probs(decoder, feats, refs[:, 1:], renormalize=False).sum() > before + 0.1
+    with pytest.raises(ValueError, match="cross-entropy weight"):
+        SelfCriticalCaptioner(decoder, ConstantRewards(), xe_weight=-1.0)

@@ -77,6 +77,8 @@ class Config(TrainConfig):
                                      "mean of the image's other samples' (Luo 2020)")
     scst_temperature: float = option(1.0, help="--scst: sampling temperature T (> 0) of the policy trained, "
                                      "softmax(logits / T); T < 1 draws captions nearer the greedy one")
+    scst_xe_weight: float = option(0.0, help="--scst: weight of a cross-entropy term on one reference caption "
+                                   "per image added to the REINFORCE loss (0: pure SCST)")
     scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
 
 
@@ -104,6 +106,8 @@ class Caption(Recipe):
             raise InputError("--scst-samples must be >= 1 (>= 2 with --scst-baseline mean)")
         if not 0 < c.scst_temperature < float("inf"):
             raise InputError(f"--scst-temperature must be a finite number > 0, got {c.scst_temperature}")
+        if not 0 <= c.scst_xe_weight < float("inf"):
+            raise InputError(f"--scst-xe-weight must be a finite number >= 0, got {c.scst_xe_weight}")
 
     def _split(self, split):
         from captioner.data import load_coco_karpathy, load_flickr8k
@@ -252,7 +256,8 @@ class Caption(Recipe):
         log.info("CIDEr-D reward: df of %d training images, %d images' references prepared in %.1f s",
                  len(self.df_references), len(references), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
-                                     max_length=c.max_length, temperature=c.scst_temperature)
+                                     max_length=c.max_length, temperature=c.scst_temperature,
+                                     xe_weight=c.scst_xe_weight)
 
     def optimizer(self):
         import keras
@@ -297,11 +302,24 @@ class Caption(Recipe):
         import numpy as np
 
         order = np.random.default_rng(seed + epoch).permutation(len(self.train_feats))
+        if self.cfg.scst_xe_weight:
+            captions_of = [[] for _ in range(len(self.train_feats))]  # the example rows of each image
+            for j, r in enumerate(self.examples.rows):
+                captions_of[r].append(j)
+            if not all(captions_of):
+                from captioner.errors import InputError
+
+                path = self.train_set.image_paths[next(i for i, c in enumerate(captions_of) if not c)]
+                raise InputError(f"--scst-xe-weight: training image {path} has no caption with a word in it")
         for k, start in enumerate(range(0, len(order), self.cfg.batch_size)):
             rows = order[start:start + self.cfg.batch_size]
-            draw = int(np.random.default_rng([seed, epoch, k]).integers(2**31))
-            yield ({"annotations": self.train_feats[rows], "seed": np.full(len(rows), draw, np.int32)},
-                   rows.astype(np.int32))
+            rng = np.random.default_rng([seed, epoch, k])
+            draw = int(rng.integers(2**31))
+            inputs = {"annotations": self.train_feats[rows], "seed": np.full(len(rows), draw, np.int32)}
+            if self.cfg.scst_xe_weight:  # one of each image's references, drawn by (seed, epoch, batch)
+                inputs["tokens"] = self.examples.tokens[[captions_of[r][rng.integers(len(captions_of[r]))]
+                                                         for r in rows]]
+            yield inputs, rows.astype(np.int32)
 
     def decode(self, model, beam_size=None, tool="python", meteor=True):
         from captioner.metrics import evaluate_captions
@@ -339,7 +357,8 @@ class Caption(Recipe):
         if not c.scst:
             return {}
         return {"scst": {"init_model": c.init_model, "samples": c.scst_samples, "baseline": c.scst_baseline,
-                         "learning_rate": c.scst_learning_rate, "dev_before": self.before,
+                         "learning_rate": c.scst_learning_rate, "temperature": c.scst_temperature,
+                         "xe_weight": c.scst_xe_weight, "dev_before": self.before,
                          "how": "self-critical sequence training (captioner/training/scst.py): CIDEr-D reward "
                                 "(df from every training reference), REINFORCE without dropout or the attention "
                                 "penalty"}}
