@@ -200,8 +200,10 @@ class TimeBudget(keras.callbacks.Callback):
 
 
 def plot_history(history, directory, metric="dev_BLEU-4", filename="training_curve.png",
-                 loss_label="cross-entropy per token"):
-    """Loss and the dev metric per epoch, side by side."""
+                 loss_label="cross-entropy per token", left_keys=("loss", "val_loss"), start=None):
+    """The training figures `left_keys` (the loss, or what the recipe plots instead) and the dev
+    metric per epoch, side by side; `start`: the dev metric before the first epoch (a run that
+    continues a trained model), drawn at epoch 0."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -209,11 +211,15 @@ def plot_history(history, directory, metric="dev_BLEU-4", filename="training_cur
 
     epochs = [h["epoch"] for h in history]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style in (("loss", "-o"), ("val_loss", "--o")):
+    for key, style in zip(left_keys, ("-o", "--o", ":o", "-.o")):
         if any(key in h for h in history):
             ax1.plot(epochs, [h.get(key) for h in history], style, label=key)
     ax1.set_xlabel("epoch"), ax1.set_ylabel(loss_label), ax1.legend(), ax1.grid(alpha=0.3)
-    ax2.plot(epochs, [h.get(metric) for h in history], "-o", color="tab:green")
+    values = [h.get(metric) for h in history]
+    if start is not None:
+        epochs, values = [0] + epochs, [start] + values
+        ax2.annotate(f"start {start:.2f}", (0, start), textcoords="offset points", xytext=(8, 4))
+    ax2.plot(epochs, values, "-o", color="tab:green")
     ax2.set_xlabel("epoch"), ax2.set_ylabel(metric), ax2.grid(alpha=0.3)
     ax2.set_title(f"{metric} from beam decoding")
     fig.tight_layout()

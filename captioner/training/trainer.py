@@ -32,11 +32,16 @@ class Recipe:
     metric = None        # the key of `evaluate_dev()` that selects the model (higher is better)
     selection = ""       # how the model is selected, in words (metrics and card)
     verbose = 1          # Keras fit's progress: 1 a bar, 2 one line per epoch
-    loss_label = "cross-entropy per token"  # the training curve's loss axis
+    loss_label = "cross-entropy per token"  # the training curve's left axis
+    curve_keys = ("loss", "val_loss")       # the history keys it plots
     notes = ""
 
     def __init__(self, cfg):
         self.cfg = cfg
+
+    def curve_start(self):
+        """The dev metric before the first epoch, drawn at epoch 0 of the curve (None: not known)."""
+        return None
 
     @classmethod
     def make(cls, cfg):
@@ -291,8 +296,9 @@ class Trainer:
               "the epoch to resume from (--resume: every worker needs to read the chief's --output-dir)")
         checkpoint = EpochCheckpoint(run_dir, lambda: recipe.evaluate_dev(model), recipe.metric,
                                      patience=cfg.patience, state=state, lr_decay=cfg.lr_decay,
-                                     plot_fn=lambda h, d: plot_history(h, d, recipe.metric,
-                                                                        loss_label=recipe.loss_label))
+                                     plot_fn=lambda h, d: plot_history(
+                                         h, d, recipe.metric, loss_label=recipe.loss_label,
+                                         left_keys=recipe.curve_keys, start=recipe.curve_start()))
         callbacks = [checkpoint, keras.callbacks.TensorBoard(run_dir.path("tensorboard"), update_freq=50)]
         if cfg.time_budget:
             callbacks.append(TimeBudget(cfg.time_budget, self.strategy if self.role.distributed else None))

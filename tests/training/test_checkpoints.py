@@ -98,3 +98,24 @@ def test_training_curve_names_the_loss_it_plots(tmp_path, monkeypatch):
     plot_history(history, str(tmp_path), "dev_CIDEr", loss_label="REINFORCE loss")
     assert (tmp_path / "training_curve.png").stat().st_size > 0
     assert labels == ["REINFORCE loss", "dev_CIDEr"]
+
+
+def test_training_curve_plots_the_recipes_keys_and_the_starting_figure(tmp_path, monkeypatch):
+    """A recipe may plot other history keys than the loss (SCST: the sample and greedy rewards),
+    and a run that continues a trained model draws the dev figure it started from at epoch 0."""
+    import matplotlib.axes
+
+    from captioner.training.callbacks import plot_history
+
+    lines = []
+    original = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot",
+                        lambda self, x, y, *a, **k: (lines.append((list(x), list(y), k.get("label"))),
+                                                     original(self, x, y, *a, **k))[1])
+    history = [{"epoch": 1, "loss": -0.1, "sample_reward": 0.6, "greedy_reward": 0.7, "dev_CIDEr": 51.9},
+               {"epoch": 2, "loss": -0.09, "sample_reward": 0.65, "greedy_reward": 0.72, "dev_CIDEr": 53.5}]
+    plot_history(history, str(tmp_path), "dev_CIDEr", loss_label="reward",
+                 left_keys=("sample_reward", "greedy_reward"), start=49.6)
+    assert lines == [([1, 2], [0.6, 0.65], "sample_reward"), ([1, 2], [0.7, 0.72], "greedy_reward"),
+                     ([0, 1, 2], [49.6, 51.9, 53.5], None)]
+    assert (tmp_path / "training_curve.png").stat().st_size > 0

@@ -90,7 +90,8 @@ class Caption(Recipe):
         super().__init__(cfg)
         if cfg.scst:
             self.metric = "dev_CIDEr"
-            self.loss_label = "REINFORCE loss (-advantage x log p per token)"
+            self.loss_label = "mean CIDEr-D reward on training images"
+            self.curve_keys = ("sample_reward", "greedy_reward")
 
     def check(self):
         from captioner.errors import InputError
@@ -283,6 +284,9 @@ class Caption(Recipe):
             write_json(path, self.before)
         log.info("before SCST: %s", self.before)
         print("before SCST: " + ", ".join(f"{k} {v:.2f}" for k, v in self.before.items()), flush=True)
+
+    def curve_start(self):
+        return self.before[self.metric] if self.cfg.scst and getattr(self, "before", None) else None
 
     def steps_per_pass(self):
         if self.cfg.scst:
