@@ -3,9 +3,11 @@
 split the figures are reported on.
 
 The Flickr8k dev split is cut in two halves by a seeded shuffle: every (beam, alpha) pair is
-scored on the TUNE half, the best pair (by coco-caption BLEU-4, CIDEr breaking ties) is
-chosen there, and the REPORT half, which played no part in the choice, gets the figures of
-every pair, the chosen one marked. The whole dev split's figures are printed too.
+scored on the TUNE half, the best pair (by coco-caption BLEU-4, CIDEr breaking ties; or by
+CIDEr with ``--select CIDEr``, for a model trained on a CIDEr reward) is chosen there, and
+the REPORT half, which played no part in the choice, gets the figures of
+every pair, the chosen one marked. The whole dev split's figures are printed too, with what
+the captions look like (mean words, distinct captions, distinct words).
 
     python scripts/sweep_beam_alpha.py --model assets/models/flickr8k_attention.keras \
         --features work/flickr8k_lite2.h5 --output sweep.json
@@ -30,6 +32,8 @@ def main(argv=None):
     p.add_argument("--beams", default="1,2,3,4,5")
     p.add_argument("--alphas", default="0,0.5,1.0")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--select", default="BLEU-4", choices=("BLEU-4", "CIDEr"),
+                   help="the tune-half figure that chooses (the other breaks ties)")
     p.add_argument("--output", help="JSON with every score")
     args = p.parse_args(argv)
 
@@ -41,6 +45,7 @@ def main(argv=None):
     from captioner.inference.batch import load_captioner
     from captioner.metrics import evaluate_captions
     from captioner.training.caption_data import decode_captions
+    from captioner.training.recipes.caption import caption_statistics
 
     model = load_captioner(args.model)
     dev = load_flickr8k(args.data_dir, "dev")
@@ -68,22 +73,27 @@ def main(argv=None):
             continue  # alpha only re-ranks finished beams; greedy has one
         hyps = decode_captions(model.decoder, feats, paths, model.vocabulary, beam_size=beam, alpha=alpha,
                                max_length=model.max_length)
+        stats = {k.replace("dev_", ""): round(v, 2) for k, v in caption_statistics(hyps.values()).items()}
         results.append({"beam": beam, "alpha": alpha, "tune": score(hyps, tune), "report": score(hyps, report),
-                        "dev": score(hyps, tune | report)})
-    best = max(results, key=lambda r: (r["tune"]["BLEU-4"], r["tune"]["CIDEr"]))
+                        "dev": {**score(hyps, tune | report), **stats}})
+    other = "CIDEr" if args.select == "BLEU-4" else "BLEU-4"
+    best = max(results, key=lambda r: (r["tune"][args.select], r["tune"][other]))
     print(f"{'beam':>4} {'alpha':>5} | {'tune B4':>7} {'CIDEr':>6} | {'report B4':>9} {'CIDEr':>6} | "
-          f"{'dev B4':>6} {'METEOR':>6} {'CIDEr':>6}")
+          f"{'dev B4':>6} {'METEOR':>6} {'CIDEr':>6} {'words':>5} {'distinct':>8}")
     for r in results:
         mark = "  <- chosen on the tune half" if r is best else ""
         print(f"{r['beam']:>4} {r['alpha']:>5.2f} | {r['tune']['BLEU-4']:>7.2f} {r['tune']['CIDEr']:>6.2f} | "
               f"{r['report']['BLEU-4']:>9.2f} {r['report']['CIDEr']:>6.2f} | {r['dev']['BLEU-4']:>6.2f} "
-              f"{r['dev']['METEOR']:>6.2f} {r['dev']['CIDEr']:>6.2f}{mark}")
+              f"{r['dev']['METEOR']:>6.2f} {r['dev']['CIDEr']:>6.2f} {r['dev']['caption_length']:>5.2f} "
+              f"{r['dev']['distinct_captions']:>8.0f}{mark}")
     if args.output:
         from captioner.io import write_json
 
         write_json(args.output, {"model": args.model, "seed": args.seed, "tune_images": len(tune),
                                  "report_images": len(report), "tool": results[0]["dev"].get("tool"),
-                                 "chosen": {"beam": best["beam"], "alpha": best["alpha"]}, "results": results})
+                                 "selected_by": f"tune-half {args.select}",
+                                 "chosen": {"beam": best["beam"], "alpha": best["alpha"]},
+                                 "results": results})
     return 0
 
 
