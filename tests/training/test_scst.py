@@ -143,7 +143,7 @@ def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_pat
 
     import captioner  # noqa: F401
 
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1") == 0
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "greedy", "--scst-temperature", "1") == 0
     run = tmp_path / "run"
     history = json.loads((run / "history.json").read_text())
     assert [h["epoch"] for h in history] == [1]
@@ -163,11 +163,12 @@ def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_pat
     assert isinstance(caption.text, str) and caption.tokens
 
 
-def test_scst_mean_baseline_runs(xe_model, tmp_path):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--scst-temperature", "0.5",
-                 "--final-eval-beams", "") == 0
+def test_scst_defaults_are_the_mean_baseline_at_temperature_half(xe_model, tmp_path):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--final-eval-beams", "") == 0
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
+    scst = json.loads((tmp_path / "run" / "model.json").read_text())["extra"]["scst"]
+    assert (scst["baseline"], scst["temperature"], scst["xe_weight"]) == ("mean", 0.5, 0.0)
 
 
 def test_scst_with_a_cross_entropy_term_runs_and_logs_it(xe_model, tmp_path):
@@ -184,7 +185,8 @@ def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
 
     from training_support import assert_resume_replays_batches
 
-    assert_resume_replays_batches(lambda out, *extra: _scst(xe_model, out, "--final-eval-beams", "", *extra),
+    assert_resume_replays_batches(lambda out, *extra: _scst(xe_model, out, "--final-eval-beams", "", "--scst-baseline",
+                                                            "greedy", *extra),
                                   tmp_path, monkeypatch)
     straight = json.loads((tmp_path / "straight" / "history.json").read_text())
     resumed = json.loads((tmp_path / "resumed" / "history.json").read_text())

@@ -14,9 +14,10 @@ Self-critical training (`--scst`, captioner/training/scst.py) continues a cross-
 
 One example per training IMAGE: K sampled captions (--scst-samples), rewarded by CIDEr-D against
 the image's references (document frequencies from every training reference), minus a baseline
-(--scst-baseline: the greedy caption's reward, or the mean of the other samples'). The decoder's
-architecture, weights and vocabulary come from --init-model (--kind, --units, ... are not used);
-Adam at --scst-learning-rate; model selection on dev CIDEr.
+(--scst-baseline: the mean of the other samples' rewards, or the greedy caption's), drawn at
+--scst-temperature (default 0.5); optionally plus --scst-xe-weight x the cross-entropy of one
+reference per image. The decoder's architecture, weights and vocabulary come from --init-model
+(--kind, --units, ... are not used); Adam at --scst-learning-rate; model selection on dev CIDEr.
 """
 
 import contextlib
@@ -72,11 +73,12 @@ class Config(TrainConfig):
     init_model: str | None = option(None, help="--scst: the cross-entropy trained image captioner (.keras) to "
                                     "continue: its decoder weights, vocabulary and backbone")
     scst_samples: int = option(5, help="--scst: captions sampled per training image and step")
-    scst_baseline: str = option("greedy", choices=("greedy", "mean"),
-                                help="--scst: reward baseline: the greedy caption's (Rennie et al. 2017) or the "
-                                     "mean of the image's other samples' (Luo 2020)")
-    scst_temperature: float = option(1.0, help="--scst: sampling temperature T (> 0) of the policy trained, "
-                                     "softmax(logits / T); T < 1 draws captions nearer the greedy one")
+    scst_baseline: str = option("mean", choices=("greedy", "mean"),
+                                help="--scst: reward baseline: the mean of the image's other samples' (Luo 2020; "
+                                     "better on Flickr8k dev) or the greedy caption's (Rennie et al. 2017)")
+    scst_temperature: float = option(0.5, help="--scst: sampling temperature T (> 0) of the policy trained, "
+                                     "softmax(logits / T); T < 1 draws captions nearer the greedy one (at T = 1, "
+                                     "SCST lowered Flickr8k dev CIDEr; at 0.5 it raised it)")
     scst_xe_weight: float = option(0.0, help="--scst: weight of a cross-entropy term on one reference caption "
                                    "per image added to the REINFORCE loss (0: pure SCST)")
     scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
