@@ -6,11 +6,9 @@ import random
 from pathlib import Path
 
 import pytest
+from script_support import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "classify_baselines.py"
-spec = importlib.util.spec_from_file_location("classify_baselines", SCRIPT)
-cb = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cb)
+cb = load_script("classify_baselines")
 
 TOPIC_WORDS = {"rec.autos": ["engine", "brake", "tyre", "clutch", "gearbox", "dealer", "sedan"],
                "sci.space": ["orbit", "rocket", "launch", "shuttle", "lunar", "satellite", "nasa"]}

@@ -1,7 +1,6 @@
 """scripts/eval_flickr8k_vqa.py on generated photos, a tiny (untrained) model and hand-made rows:
 the prior baseline, per-type scores, the model's don't-know coverage, JSON, figure and card."""
 
-import importlib.util
 import json
 import os
 import sys
@@ -9,12 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_support import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "eval_flickr8k_vqa.py"
-spec = importlib.util.spec_from_file_location("eval_flickr8k_vqa", SCRIPT)
-ev = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ev)
+ev = load_script("eval_flickr8k_vqa")
 sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 

@@ -1,21 +1,16 @@
 """scripts/headline_decoding_sweep.py on a tiny model and tiny corpora: --dev-limit and a skipped dataset."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import keras
 import pytest
+from script_support import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "headline_decoding_sweep.py"
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    spec = importlib.util.spec_from_file_location("headline_decoding_sweep", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("headline_decoding_sweep")
 
 
 def test_sweep_scores_the_first_k_dev_pairs_of_the_datasets_given(sweep, tmp_path):

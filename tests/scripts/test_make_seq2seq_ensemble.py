@@ -1,19 +1,15 @@
 """scripts/make_seq2seq_ensemble.py on tiny character models and a hand-made Dakshina lexicon."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import keras
 
 from captioner.models.seq2seq import Seq2Seq
 from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
+from script_support import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_seq2seq_ensemble.py"
-spec = importlib.util.spec_from_file_location("make_seq2seq_ensemble", SCRIPT)
-mse = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mse)
+mse = load_script("make_seq2seq_ensemble")
 
 
 def _char_model(seed, path):

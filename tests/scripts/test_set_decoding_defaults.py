@@ -1,7 +1,6 @@
 """scripts/set_decoding_defaults.py: an image captioner's beam width and alpha are rewritten in
 place, weights and outputs otherwise unchanged, and its card records the step."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -9,17 +8,14 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
+from script_support import load_script
 
 TESTS = Path(__file__).resolve().parents[1]
-SCRIPT = TESTS.parent / "scripts" / "set_decoding_defaults.py"
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("set_decoding_defaults", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("set_decoding_defaults")
 
 
 @pytest.fixture()

@@ -1,24 +1,19 @@
 """scripts/summarize_baselines.py on tiny hand-made corpora."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from captioner.data.headlines import HeadlinePair
 from captioner.errors import InputError
 from captioner.metrics.rouge_f1 import RougeF1
+from script_support import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "summarize_baselines.py"
 
 
 @pytest.fixture(scope="module")
 def sb():
-    spec = importlib.util.spec_from_file_location("summarize_baselines", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("summarize_baselines")
 
 
 def _lead3_corpus(n=12):

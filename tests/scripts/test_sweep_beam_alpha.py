@@ -1,23 +1,19 @@
 """scripts/sweep_beam_alpha.py on a tiny captioner of drawn shapes: the choice is made on the tune
 half by the figure asked for, and every setting says what its captions look like."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from script_support import load_script
 
 TESTS = Path(__file__).resolve().parents[1]
-SCRIPT = TESTS.parent / "scripts" / "sweep_beam_alpha.py"
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    spec = importlib.util.spec_from_file_location("sweep_beam_alpha", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("sweep_beam_alpha")
 
 
 @pytest.fixture(scope="module")

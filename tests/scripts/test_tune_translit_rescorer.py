@@ -2,7 +2,6 @@
 the n-best is cached, the weights fitted on one half, the model saved with its rescorer, and
 the figures it writes are those the saved model decodes to."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -15,10 +14,9 @@ from captioner.text import Vocabulary
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 from translit_support import SYLLABLES, write_dakshina  # noqa: E402
+from script_support import load_script  # noqa: E402
 
-spec = importlib.util.spec_from_file_location("tune_translit_rescorer", REPO / "scripts" / "tune_translit_rescorer.py")
-ttr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ttr)
+ttr = load_script("tune_translit_rescorer")
 
 
 def test_tunes_on_one_half_saves_the_model_with_its_rescorer(tmp_path):
