@@ -163,21 +163,14 @@ def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_pat
     assert isinstance(caption.text, str) and caption.tokens
 
 
-def test_scst_defaults_are_the_mean_baseline_at_temperature_half(xe_model, tmp_path):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--final-eval-beams", "") == 0
+def test_scst_defaults_are_the_mean_baseline_at_temperature_half_and_a_cross_entropy_term_is_logged(xe_model,
+                                                                                                   tmp_path):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-xe-weight", "0.5", "--final-eval-beams", "") == 0
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
-    scst = json.loads((tmp_path / "run" / "model.json").read_text())["extra"]["scst"]
-    assert (scst["baseline"], scst["temperature"], scst["xe_weight"]) == ("mean", 0.5, 0.0)
-
-
-def test_scst_with_a_cross_entropy_term_runs_and_logs_it(xe_model, tmp_path):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-baseline", "mean", "--scst-xe-weight", "0.5",
-                 "--final-eval-beams", "") == 0
-    history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert history[0]["xe_loss"] > 0
-    card = json.loads((tmp_path / "run" / "model.json").read_text())
-    assert card["extra"]["scst"]["xe_weight"] == 0.5
+    scst = json.loads((tmp_path / "run" / "model.json").read_text())["extra"]["scst"]
+    assert (scst["baseline"], scst["temperature"], scst["xe_weight"]) == ("mean", 0.5, 0.5)
 
 
 def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
