@@ -94,16 +94,15 @@ class SelfCriticalCaptioner(keras.Model):
         super().__init__(**kwargs)
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-        if not 0 < float(temperature) < float("inf"):
-            raise ValueError(f"the sampling temperature must be a finite number > 0, got {temperature}")
         if baseline == "mean" and samples < 2:
             raise ValueError("the mean baseline needs --scst-samples >= 2")
-        self.captioner, self.rewards = captioner, rewards
-        self.samples, self.baseline, self.max_length = int(samples), baseline, int(max_length)
-        self.temperature = float(temperature)
+        if not 0 < float(temperature) < float("inf"):
+            raise ValueError(f"the sampling temperature must be a finite number > 0, got {temperature}")
         if not 0 <= float(xe_weight) < float("inf"):
             raise ValueError(f"the cross-entropy weight must be a finite number >= 0, got {xe_weight}")
-        self.xe_weight = float(xe_weight)
+        self.captioner, self.rewards = captioner, rewards
+        self.samples, self.baseline, self.max_length = int(samples), baseline, int(max_length)
+        self.temperature, self.xe_weight = float(temperature), float(xe_weight)
         self.xe_tracker = keras.metrics.Mean(name="xe_loss")
         self.loss_tracker = keras.metrics.Mean(name="loss")
         self.reward_tracker = keras.metrics.Mean(name="sample_reward")
@@ -172,12 +171,10 @@ class SelfCriticalCaptioner(keras.Model):
         forced in inference mode (the policy's own distribution, no dropout), mean over their words
         and <end>: the "mixed objective" that keeps the model near the references' language while
         the reward is maximized (Paulus et al. 2018, sec. 3.3; Ranzato et al. 2016)."""
-        targets = tokens[:, 1:]
-        logits = tf.cast(self.captioner({"annotations": annotations, "tokens": tokens[:, :-1]}, training=False),
-                         tf.float32)  # (B, L - 1, V)
-        mask = tf.cast(targets != PAD_ID, tf.float32)
-        xe = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, logits)
-        return tf.reduce_sum(xe * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+        from captioner.models.caption_decoder_model import masked_sparse_ce  # the cross-entropy phase's loss
+
+        logits = self.captioner({"annotations": annotations, "tokens": tokens[:, :-1]}, training=False)
+        return tf.reduce_mean(masked_sparse_ce(tokens[:, 1:], logits))  # (B, L - 1) -> the masked mean
 
     def train_step(self, data):
         inputs, rows = data[0], data[1]
