@@ -201,6 +201,24 @@ def test_scst_needs_an_init_model(xe_model, tmp_path):
     assert code != 0
 
 
+def test_scst_refuses_an_ensemble_as_its_init_model(xe_model, tmp_path, capsys):
+    """An ensemble file (scripts/make_caption_ensemble.py) is decoded, not trained: SCST names it."""
+    import keras
+
+    import captioner  # noqa: F401
+    from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
+    from captioner.models.image_captioner import ImageCaptioner
+
+    data, features, init = xe_model
+    single = keras.models.load_model(init)
+    ensemble = ImageCaptioner(single.backbone, CaptionDecoderEnsemble([single.decoder, single.decoder]),
+                              single.vocabulary, beam_size=2, max_length=8)
+    path = tmp_path / "ensemble.keras"
+    ensemble.save(path)
+    assert _scst((data, features, path), tmp_path / "run", "--epochs", "1") != 0
+    assert f"--init-model {path}: its decoder is a CaptionDecoderEnsemble" in capsys.readouterr().err
+
+
 def test_scst_refuses_a_temperature_that_is_not_positive(xe_model, tmp_path, capsys):
     assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-temperature", "0") != 0
     assert "--scst-temperature" in capsys.readouterr().err

@@ -176,7 +176,15 @@ class Caption(Recipe):
         from captioner.models.image_captioner import ImageCaptioner
         from captioner.models.loading import load_model_file
 
-        return load_model_file(self.cfg.init_model, ImageCaptioner, "an image captioner (ImageCaptioner)")
+        from captioner.errors import InputError
+        from captioner.models.caption_decoder_model import CaptionDecoderModel
+
+        init = load_model_file(self.cfg.init_model, ImageCaptioner, "an image captioner (ImageCaptioner)")
+        if not isinstance(init.decoder, CaptionDecoderModel):
+            raise InputError(f"--init-model {self.cfg.init_model}: its decoder is a {type(init.decoder).__name__}; "
+                             "self-critical training continues one captioner: train each member, then join them "
+                             "(scripts/make_caption_ensemble.py)")
+        return init
 
     def _check_init_model(self):
         from captioner.errors import InputError
