@@ -132,6 +132,25 @@ def _tiny_translator():
                    max_length=7, max_source_length=5)
 
 
+def test_a_decoder_ensemble_exports_and_decodes_as_in_process(tiny, tmp_path):
+    """An ImageCaptioner whose decoder is a CaptionDecoderEnsemble (scripts/make_caption_ensemble.py):
+    the SavedModel runs every member inside its one graph and gives the in-process captions."""
+    from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
+    from captioner.models.image_captioner import ImageCaptioner
+
+    helpers = _helpers()
+    first, second = helpers.build_tiny_captioner(seed=3, max_length=6), helpers.build_tiny_captioner(seed=4, max_length=6)
+    model = ImageCaptioner(first.backbone, CaptionDecoderEnsemble([first.decoder, second.decoder]), first.vocabulary,
+                           beam_size=2, alpha=0.5, max_length=6)
+    export_saved_model(model, tmp_path / "saved")
+    _, _, paths = tiny
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    out = loaded.caption(tf.constant([open(p, "rb").read() for p in paths]))
+    want = model.caption(paths)
+    assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in want]
+    np.testing.assert_allclose(out["score"].numpy(), [c.score for c in want], rtol=1e-4, atol=1e-5)
+
+
 def test_tiny_translator_same_translations(tmp_path):
     model = _tiny_translator()
     export_saved_model(model, tmp_path / "tr")
