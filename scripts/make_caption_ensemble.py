@@ -10,7 +10,9 @@ The members are loaded with `keras.models.load_model` (safe mode). They must rea
 backbone's features (the ensemble runs that backbone once per image) and share a vocabulary. The
 ensemble keeps the first member's backbone, vocabulary, decoding defaults (unless given) and
 training config; the output is written atomically, loaded back in safe mode, and its caption of a
-generated image compared with a second decode. Score it like any captioner
+generated image compared with a second decode. Its card (`ENSEMBLE.json`) lists every member's
+commands (from the members' cards, where they have one) and then this one; each member's whole
+card is kept under `extra.members`. Score it like any captioner
 (`scripts/sweep_beam_alpha.py --model ENSEMBLE.keras`), and time it (`scripts/bench_caption.py`).
 """
 
@@ -55,6 +57,30 @@ def build(paths, combine="product", beam_size=None, alpha=None):
                                            "combine": combine})
 
 
+def ensemble_card(output, paths, model, argv):
+    """The ensemble's ModelCard: the members' commands in order, then the joining command."""
+    import shlex
+
+    from captioner.model_card import ModelCard, card_path
+
+    cards = {}
+    for path in paths:
+        if os.path.exists(card_path(path)):
+            cards[os.path.basename(path)] = ModelCard.load(path)
+    commands = [c for card in cards.values() for c in card.commands]
+    commands.append("python scripts/make_caption_ensemble.py " + " ".join(shlex.quote(a) for a in argv))
+    first = cards.get(os.path.basename(paths[0]))
+    return ModelCard(
+        model=os.path.basename(output), task="caption", command=commands, data=first.data if first else {},
+        config={"members": [os.path.basename(p) for p in paths], "combine": model.decoder.combine,
+                "beam_size": model.beam_size, "alpha": model.alpha, "max_length": model.max_length,
+                "backbone": model.backbone.name},
+        notes=f"{len(paths)} captioners of one backbone and vocabulary, their decoders decoded together in one "
+              f"beam search ({model.decoder.combine} of their next-word distributions; CaptionDecoderEnsemble)",
+        extra={"members": {name: card.to_dict() for name, card in cards.items()},
+               "members_without_card": [os.path.basename(p) for p in paths if os.path.basename(p) not in cards]})
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("members", nargs="+", help="ImageCaptioner .keras files (two or more)")
@@ -85,6 +111,7 @@ def main(argv=None):
     loaded = load_captioner(args.output)
     if not np.array_equal(loaded.generate(image)["tokens"], before):
         sys.exit(f"error: {args.output} decodes differently once loaded back")
+    ensemble_card(args.output, args.members, loaded, sys.argv[1:] if argv is None else argv).save(args.output)
     print(f"wrote {args.output}: {len(args.members)} decoders ({args.combine}) on {ensemble.backbone.name}, "
           f"beam {loaded.beam_size}, alpha {loaded.alpha}, {os.path.getsize(args.output) / 1e6:.1f} MB; "
           "loaded back in safe mode, same tokens")

@@ -2,6 +2,7 @@
 .keras file that loads in safe mode and decodes both decoders together; members that cannot be
 joined (another vocabulary, an ensemble) are refused by name."""
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -23,7 +24,11 @@ def script():
 
 @pytest.fixture()
 def members(tmp_path):
-    return [str(save_tiny_captioner(tmp_path / f"s{seed}.keras", seed=seed)) for seed in (0, 1)]
+    paths = [str(save_tiny_captioner(tmp_path / f"s{seed}.keras", seed=seed)) for seed in (0, 1)]
+    card = {"model": "s0.keras", "task": "caption", "command": ["captioner extract x", "captioner train caption --seed 0"],
+            "seed": 0, "data": {"train_images": 6}}
+    (tmp_path / "s0.json").write_text(json.dumps(card))  # s1 has no card
+    return paths
 
 
 def test_two_captioners_become_one_file(script, members, tmp_path):
@@ -40,6 +45,12 @@ def test_two_captioners_become_one_file(script, members, tmp_path):
         np.testing.assert_array_equal(x, y)
     pixels = np.random.default_rng(0).integers(0, 256, (2, 32, 32, 3)).astype(np.uint8)
     assert model.generate(pixels)["tokens"].shape[:2] == (2, first.beam_size)
+    card = json.loads((tmp_path / "ensemble.json").read_text())  # the members' commands, then the join
+    assert card["command"][:2] == ["captioner extract x", "captioner train caption --seed 0"]
+    assert card["command"][-1].startswith("python scripts/make_caption_ensemble.py ") and "--alpha 0.7" in card["command"][-1]
+    assert card["config"]["members"] == ["s0.keras", "s1.keras"] and card["config"]["alpha"] == 0.7
+    assert card["extra"]["members"]["s0.keras"]["seed"] == 0 and card["extra"]["members_without_card"] == ["s1.keras"]
+    assert card["data"] == {"train_images": 6}
 
 
 def test_members_that_cannot_be_joined_are_refused(script, members, tmp_path, capsys):
