@@ -258,6 +258,7 @@ TESTED_ELSEWHERE = {
     "VideoClassifier": "tests/models/test_video_models.py",
     "EntailmentEnsemble": "tests/models/test_entailment.py (members are EntailmentClassifier, run here)",
     "Seq2SeqEnsemble": "tests/models/test_seq2seq_ensemble.py (members are Seq2Seq, run here)",
+    "CaptionDecoderEnsemble": "tests/models/test_caption_decoder_ensemble.py (members are CaptionDecoderModel, run here)",
 }
 
 
