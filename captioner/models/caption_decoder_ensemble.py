@@ -17,13 +17,13 @@ import keras
 
 from captioner.decoding import Generator
 from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
-from captioner.models.caption_decoder_model import KINDS, CaptionDecoderModel
+from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionSearchMixin
 from captioner.models.pixel_model import deserialize
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class CaptionDecoderEnsemble(keras.Model):
+class CaptionDecoderEnsemble(CaptionSearchMixin, keras.Model):
     """members: `CaptionDecoderModel`s (or their serialized configs) of one vocabulary size,
     annotation size and kind; combine: "product" or "mixture"."""
 
@@ -53,21 +53,9 @@ class CaptionDecoderEnsemble(keras.Model):
     def _encoder_of(member):
         return lambda x: (member.project(x), None, None)
 
-    @property
-    def feature(self):
-        return KINDS[self.kind][0]
-
     def call(self, inputs, training=False):
         raise NotImplementedError("a decoder ensemble is trained member by member: train each CaptionDecoderModel, "
                                   "then join them (scripts/make_caption_ensemble.py)")
-
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
-        """Beam-decode annotations (B, R, D) with every member at once (compiled). A `Generation`."""
-        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
-
-    def _generate(self, annotations, beam_size, alpha, max_length):
-        """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
-        return self.generator.search(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
 
     def get_config(self):
         return {**super().get_config(), "members": [keras.saving.serialize_keras_object(m) for m in self.members],

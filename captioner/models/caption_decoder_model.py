@@ -20,8 +20,25 @@ KINDS = {
 }
 
 
+class CaptionSearchMixin:
+    """What a caption decoder (one, or an ensemble of them) offers `ImageCaptioner`: its kind's
+    feature and beam decoding through its `generator`."""
+
+    @property
+    def feature(self):
+        return KINDS[self.kind][0]
+
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
+        """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`."""
+        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
+
+    def _generate(self, annotations, beam_size, alpha, max_length):
+        """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
+        return self.generator.search(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
+
+
 @keras.saving.register_keras_serializable(package="captioner")
-class CaptionDecoderModel(keras.Model):
+class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
     """(annotations (B, R, D), input tokens (B, T)) -> logits (B, T, V).
 
     annotations are the backbone grid (R = h*w) for kind "attention" and the pooled vector
@@ -59,10 +76,6 @@ class CaptionDecoderModel(keras.Model):
         self.generator = Generator(self.decoder, lambda x: (self.project(x), None, None),
                                    banned_ids=(PAD_ID, UNK_ID, START_ID))
 
-    @property
-    def feature(self):
-        return KINDS[self.kind][0]
-
     def project(self, annotations, training=False):
         annotations = tf.cast(annotations, self.compute_dtype)
         if annotations.shape.rank == 2:  # pooled vector -> one region
@@ -79,14 +92,6 @@ class CaptionDecoderModel(keras.Model):
             penalty = doubly_stochastic_penalty(alphas, tokens != PAD_ID)  # (B,)
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
-
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
-        """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`."""
-        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
-
-    def _generate(self, annotations, beam_size, alpha, max_length):
-        """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
-        return self.generator.search(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
 
     def get_config(self):
         return {

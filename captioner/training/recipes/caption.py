@@ -173,11 +173,10 @@ class Caption(Recipe):
         return info
 
     def _init_model(self):
-        from captioner.models.image_captioner import ImageCaptioner
-        from captioner.models.loading import load_model_file
-
         from captioner.errors import InputError
         from captioner.models.caption_decoder_model import CaptionDecoderModel
+        from captioner.models.image_captioner import ImageCaptioner
+        from captioner.models.loading import load_model_file
 
         init = load_model_file(self.cfg.init_model, ImageCaptioner, "an image captioner (ImageCaptioner)")
         if not isinstance(init.decoder, CaptionDecoderModel):
