@@ -6,11 +6,13 @@ Use :func:`evaluate_captions` for reportable figures; it says which tool produce
 
 from captioner.metrics.bleu import (
     BleuScore,
+    SentenceBleu,
     brevity_penalty,
     closest_ref_length,
     corpus_bleu,
     modified_precision,
     ngram_counts,
+    sentence_bleu,
 )
 from captioner.metrics.caption_metrics import METRIC_NAMES, evaluate_captions, java_available
 from captioner.metrics.cider import CiderD, corpus_cider
@@ -24,6 +26,8 @@ __all__ = [
     "corpus_bleu",
     "modified_precision",
     "ngram_counts",
+    "SentenceBleu",
+    "sentence_bleu",
     "CiderD",
     "corpus_cider",
     "corpus_rouge_l",

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from captioner.errors import InputError
 from captioner.metrics.corpus import as_tokens, corpus_lists
 
-__all__ = ["BleuScore", "ngram_counts", "modified_precision", "closest_ref_length", "brevity_penalty", "corpus_bleu"]
+__all__ = ["BleuScore", "ngram_counts", "modified_precision", "closest_ref_length", "brevity_penalty", "corpus_bleu",
+           "SentenceBleu", "sentence_bleu"]
 
 
 def ngram_counts(tokens: Sequence[str], n: int) -> Counter:
@@ -144,3 +145,53 @@ def corpus_bleu(references, hypotheses, max_n: int = 4) -> BleuScore:
         hypothesis_length=hyp_len,
         reference_length=ref_len,
     )
+
+
+
+class SentenceBleu:
+    """BLEU-``max_n`` of one candidate against its references, in [0, 1], as coco-caption's
+    per-image list (``BleuScorer.compute_score``'s second value) computes it.
+
+    Unlike :func:`corpus_bleu`, it keeps coco's smoothing, so a sentence without a matching
+    4-gram scores a tiny positive number, not 0: each precision is
+    ``(matches + 1e-15) / (candidates + 1e-9)``, and the brevity penalty uses the reference
+    length closest to the candidate's. It is the per-caption BLEU reward of self-critical
+    training (``captioner train caption --scst --scst-bleu-weight``), so references can be
+    prepared once (their lengths and clipping counts) and scored against many candidates,
+    like :class:`captioner.metrics.CiderD`'s ``prepare`` / ``score``.
+    """
+
+    def __init__(self, max_n: int = 4):
+        if max_n < 1:
+            raise InputError(f"n-gram order must be >= 1, got {max_n}")
+        self.max_n = max_n
+
+    def prepare(self, references) -> tuple:
+        """references (tokens or strings) -> (their lengths, the max count of each n-gram in any one)."""
+        if isinstance(references, str) or not references:
+            raise InputError("sentence BLEU: references must be a non-empty list of sentences")
+        refs = [as_tokens(r) for r in references]
+        max_ref: Counter = Counter()
+        for ref in refs:
+            for n in range(1, self.max_n + 1):
+                for gram, count in ngram_counts(ref, n).items():
+                    max_ref[gram] = max(max_ref[gram], count)
+        return tuple(len(r) for r in refs), max_ref
+
+    def score(self, candidate, references) -> float:
+        """BLEU of ``candidate`` against ``references``: a list of sentences or ``prepare``'s result."""
+        lengths, max_ref = references if isinstance(references, tuple) else self.prepare(references)
+        hyp = as_tokens(candidate)
+        product = 1.0
+        for n in range(1, self.max_n + 1):
+            counts = ngram_counts(hyp, n)
+            matches = sum(min(c, max_ref.get(g, 0)) for g, c in counts.items())
+            product *= (matches + 1e-15) / (sum(counts.values()) + 1e-9)
+        score = product ** (1.0 / self.max_n)
+        ratio = (len(hyp) + 1e-15) / (closest_ref_length(len(hyp), lengths) + 1e-9)
+        return score * math.exp(1.0 - 1.0 / ratio) if ratio < 1 else score
+
+
+def sentence_bleu(candidate, references, max_n: int = 4) -> float:
+    """:class:`SentenceBleu`'s score of one candidate against a list of references."""
+    return SentenceBleu(max_n).score(candidate, references)

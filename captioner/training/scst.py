@@ -14,7 +14,8 @@ are the training images: their features, their rows in the training set and a se
     features (B, R, D) -> K samples per image, one batched call of the model's Generator
         (sampling rule, seed keyed by (run seed, epoch, batch)); greedy: one more call (B rows)
     -> rewards: CIDEr-D of each caption against its image's training references, document
-       frequencies from all training references (`tf.numpy_function`, Python)
+       frequencies from all training references [+ bleu_weight * its sentence BLEU-4]
+       (`tf.numpy_function`, Python)
     -> advantage = reward - baseline                                            (B * K,)
     -> loss = -sum(advantage * log p(sampled token), masked) / number of sampled tokens
        [+ xe_weight * cross-entropy of one reference caption per image, teacher forced]
@@ -32,6 +33,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from captioner.metrics.bleu import SentenceBleu
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
 
 BASELINES = ("greedy", "mean")
@@ -66,20 +68,32 @@ def caption_words(vocab_tokens, ids):
 
 
 class CaptionRewards:
-    """CIDEr-D rewards of generated ids against the training references of their images.
+    """CIDEr-D rewards of generated ids against the training references of their images, plus
+    `bleu_weight` times their sentence BLEU-4 (coco-caption's per-image BLEU) when it is > 0, as
+    in ruotianluo/self-critical.pytorch's --cider_reward_weight / --bleu_reward_weight.
 
     scorer: a `captioner.metrics.CiderD` (df from all training references); references: one
     list of tokenized references per training image (row order of the training features)."""
 
-    def __init__(self, scorer, references, vocab_tokens):
+    def __init__(self, scorer, references, vocab_tokens, bleu_weight=0.0):
+        if not 0 <= float(bleu_weight) < float("inf"):
+            raise ValueError(f"the BLEU reward weight must be a finite number >= 0, got {bleu_weight}")
         self.scorer = scorer
         self.references = [scorer.prepare(refs) for refs in references]  # vectors computed once
         self.vocab_tokens = list(vocab_tokens)
+        self.bleu_weight = float(bleu_weight)
+        self.bleu = SentenceBleu(4) if self.bleu_weight else None
+        self.bleu_references = [self.bleu.prepare(refs) for refs in references] if self.bleu else None
 
     def __call__(self, ids, rows):
         """ids (N, T) generated ids, rows (N,) training image of each -> rewards (N,) float32."""
-        return np.array([self.scorer.score(caption_words(self.vocab_tokens, t), self.references[int(r)])
-                         for t, r in zip(ids, rows)], np.float32)
+        out = np.empty(len(ids), np.float32)
+        for i, (t, r) in enumerate(zip(ids, rows)):
+            words = caption_words(self.vocab_tokens, t)
+            out[i] = self.scorer.score(words, self.references[int(r)])
+            if self.bleu:
+                out[i] += self.bleu_weight * self.bleu.score(words, self.bleu_references[int(r)])
+        return out
 
 
 class SelfCriticalCaptioner(keras.Model):

@@ -86,3 +86,36 @@ def test_corpus_bleu_input_errors():
         corpus_bleu([[]], ["a"])
     with pytest.raises(InputError):
         corpus_bleu(["a b"], ["a b"])  # references must be a list per item
+
+
+def test_sentence_bleu_agrees_with_pycocoevalcap_per_image():
+    Bleu = pytest.importorskip("pycocoevalcap.bleu.bleu").Bleu
+    from captioner.metrics import SentenceBleu, sentence_bleu
+
+    from tests.metrics.test_cider import _sample_corpus
+
+    refs, hyps = _sample_corpus(images=80, seed=3)
+    hyps[1] = "a"  # shorter than every reference: the brevity penalty, no bigram at all
+    _, per_order = Bleu(4).compute_score({i: r for i, r in enumerate(refs)}, {i: [h] for i, h in enumerate(hyps)},
+                                         verbose=0)
+    scorer = SentenceBleu()
+    ours = [scorer.score(h, scorer.prepare(r)) for h, r in zip(hyps, refs)]
+    assert ours == pytest.approx([float(x) for x in per_order[3]], rel=1e-9, abs=1e-15)
+    assert [sentence_bleu(h, r, max_n=2) for h, r in zip(hyps, refs)] == pytest.approx(
+        [float(x) for x in per_order[1]], rel=1e-9, abs=1e-15)
+    assert max(ours) == pytest.approx(1.0) and min(ours) < 1e-3  # exact copies score 1, misses almost 0
+
+
+def test_sentence_bleu_hand_case_and_errors():
+    from captioner.metrics import SentenceBleu, sentence_bleu
+
+    # 6/6 unigrams, 4/5 bigrams, 3/4 trigrams, 2/3 4-grams (clipped per reference n-gram);
+    # the closest reference has 5 words < 6: no brevity penalty
+    hyp, refs = "a dog runs on the grass", ["a dog runs on grass", "the dog runs on the sand"]
+    assert sentence_bleu(hyp, refs) == pytest.approx((1 * 4 / 5 * 3 / 4 * 2 / 3) ** 0.25, rel=1e-6)
+    with pytest.raises(InputError, match="non-empty list"):
+        sentence_bleu(hyp, [])
+    with pytest.raises(InputError, match="non-empty list"):
+        sentence_bleu(hyp, "a dog")
+    with pytest.raises(InputError, match="order"):
+        SentenceBleu(0)

@@ -37,6 +37,26 @@ def test_caption_words_stop_at_end():
     assert caption_words(VOCAB.tokens, [a, red]) == ["a", "red"]  # unfinished within max_length
 
 
+def test_rewards_are_cider_d_plus_the_weighted_sentence_bleu():
+    from captioner.metrics import CiderD, sentence_bleu
+    from captioner.training.scst import CaptionRewards
+
+    refs = [[["a", "red", "square", "a", "circle"], ["a", "red", "circle"]], [["a", "blue", "circle"], ["blue", "circle"]]]
+    ids = np.array([[4, 5, 7, 4, 8, END_ID], [4, 6, 8, END_ID, PAD_ID, PAD_ID], [6, 8, END_ID, PAD_ID, PAD_ID, PAD_ID]],
+                   np.int32)
+    rows = np.array([0, 1, 0])
+    scorer = CiderD(refs)
+    cider = CaptionRewards(scorer, refs, VOCAB.tokens)(ids, rows)
+    words = [caption_words(VOCAB.tokens, t) for t in ids]
+    np.testing.assert_allclose(cider, [scorer.score(w, refs[r]) for w, r in zip(words, rows)], rtol=1e-6)
+    mixed = CaptionRewards(scorer, refs, VOCAB.tokens, bleu_weight=0.5)(ids, rows)
+    bleu = [sentence_bleu(w, refs[r]) for w, r in zip(words, rows)]
+    np.testing.assert_allclose(mixed, cider + 0.5 * np.array(bleu), rtol=1e-6)
+    assert bleu[0] == pytest.approx(1.0) and mixed[0] > cider[0]  # an exact reference gains the full weight
+    with pytest.raises(ValueError, match="BLEU reward weight"):
+        CaptionRewards(scorer, refs, VOCAB.tokens, bleu_weight=-1)
+
+
 def _decoder(seed=0):
     import keras
 
@@ -165,12 +185,13 @@ def test_scst_run_saves_a_model_that_loads_safely_and_captions(xe_model, tmp_pat
 
 def test_scst_defaults_are_the_mean_baseline_at_temperature_half_and_a_cross_entropy_term_is_logged(xe_model,
                                                                                                    tmp_path):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-xe-weight", "0.5", "--final-eval-beams", "") == 0
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-xe-weight", "0.5", "--final-eval-beams", "",
+                 "--scst-bleu-weight", "0.25") == 0
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert "sample_reward" in history[0] and "greedy_reward" not in history[0]
     assert history[0]["xe_loss"] > 0
     scst = json.loads((tmp_path / "run" / "model.json").read_text())["extra"]["scst"]
-    assert (scst["baseline"], scst["temperature"], scst["xe_weight"]) == ("mean", 0.5, 0.5)
+    assert (scst["baseline"], scst["temperature"], scst["xe_weight"], scst["bleu_weight"]) == ("mean", 0.5, 0.5, 0.25)
 
 
 def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
@@ -219,9 +240,10 @@ def test_scst_refuses_an_ensemble_as_its_init_model(xe_model, tmp_path, capsys):
     assert f"--init-model {path}: its decoder is a CaptionDecoderEnsemble" in capsys.readouterr().err
 
 
-def test_scst_refuses_a_temperature_that_is_not_positive(xe_model, tmp_path, capsys):
-    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", "--scst-temperature", "0") != 0
-    assert "--scst-temperature" in capsys.readouterr().err
+@pytest.mark.parametrize("flag", ["--scst-temperature 0", "--scst-bleu-weight -1"])
+def test_scst_refuses_a_temperature_or_bleu_weight_out_of_range(xe_model, tmp_path, capsys, flag):
+    assert _scst(xe_model, tmp_path / "run", "--epochs", "1", *flag.split()) != 0
+    assert flag.split()[0] in capsys.readouterr().err
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 

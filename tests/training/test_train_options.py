@@ -64,7 +64,8 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
         # (baseline and temperature: defaults changed to what raised dev CIDEr; the recorded SCST
         # commands name both, or predate --scst-temperature and sampled at T = 1)
         neutral = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "mean",
-                   "--scst-learning-rate": 5e-5, "--scst-temperature": 0.5, "--scst-xe-weight": 0.0}
+                   "--scst-learning-rate": 5e-5, "--scst-temperature": 0.5, "--scst-xe-weight": 0.0,
+                   "--scst-bleu-weight": 0.0}
     if task in ("translate", "entail"):  # issue 16: the pointer-generator decoder, off by default
         neutral["--pointer"] = False
     if task == "video-classify":  # issue 18: a clip_id,label CSV instead of the UCF101 layout, off by default

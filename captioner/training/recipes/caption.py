@@ -81,6 +81,8 @@ class Config(TrainConfig):
                                      "SCST lowered Flickr8k dev CIDEr; at 0.5 it raised it)")
     scst_xe_weight: float = option(0.0, help="--scst: weight of a cross-entropy term on one reference caption "
                                    "per image added to the REINFORCE loss (0: pure SCST)")
+    scst_bleu_weight: float = option(0.0, help="--scst: reward = CIDEr-D + this weight x the caption's sentence "
+                                     "BLEU-4 (coco-caption's per-image BLEU; 0: CIDEr-D alone, as Rennie et al.)")
     scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
 
 
@@ -92,7 +94,8 @@ class Caption(Recipe):
         super().__init__(cfg)
         if cfg.scst:
             self.metric = "dev_CIDEr"
-            self.loss_label = "mean CIDEr-D reward on training images"
+            self.loss_label = "mean CIDEr-D reward on training images" + (
+                f" (+ {cfg.scst_bleu_weight:g} x BLEU-4)" if cfg.scst_bleu_weight else "")
             self.curve_keys = ("sample_reward", "greedy_reward")
 
     def check(self):
@@ -111,6 +114,8 @@ class Caption(Recipe):
             raise InputError(f"--scst-temperature must be a finite number > 0, got {c.scst_temperature}")
         if not 0 <= c.scst_xe_weight < float("inf"):
             raise InputError(f"--scst-xe-weight must be a finite number >= 0, got {c.scst_xe_weight}")
+        if not 0 <= c.scst_bleu_weight < float("inf"):
+            raise InputError(f"--scst-bleu-weight must be a finite number >= 0, got {c.scst_bleu_weight}")
 
     def _split(self, split):
         from captioner.data import load_coco_karpathy, load_flickr8k
@@ -262,8 +267,10 @@ class Caption(Recipe):
         decoder.set_weights(init.decoder.get_weights())
         t = time.perf_counter()
         references = [self.df_references[p] for p in self.train_set.image_paths]  # the rows trained on
-        rewards = CaptionRewards(CiderD(self.df_references.values()), references, self.vocab.tokens)
-        log.info("CIDEr-D reward: df of %d training images, %d images' references prepared in %.1f s",
+        rewards = CaptionRewards(CiderD(self.df_references.values()), references, self.vocab.tokens,
+                                 bleu_weight=c.scst_bleu_weight)
+        log.info("CIDEr-D%s reward: df of %d training images, %d images' references prepared in %.1f s",
+                 f" + {c.scst_bleu_weight:g} x BLEU-4" if c.scst_bleu_weight else "",
                  len(self.df_references), len(references), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
                                      max_length=c.max_length, temperature=c.scst_temperature,
@@ -371,7 +378,8 @@ class Caption(Recipe):
             return {}
         return {"scst": {"init_model": c.init_model, "samples": c.scst_samples, "baseline": c.scst_baseline,
                          "learning_rate": c.scst_learning_rate, "temperature": c.scst_temperature,
-                         "xe_weight": c.scst_xe_weight, "dev_before": self.before,
+                         "xe_weight": c.scst_xe_weight, "bleu_weight": c.scst_bleu_weight,
+                         "dev_before": self.before,
                          "how": "self-critical sequence training (captioner/training/scst.py): CIDEr-D reward "
                                 "(df from every training reference), REINFORCE without dropout or the attention "
                                 "penalty"}}
