@@ -36,6 +36,17 @@ def ngram_counts(tokens: Sequence[str], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
+def max_reference_counts(references, orders) -> Counter:
+    """The clipping counts: each n-gram (of every order in ``orders``) mapped to its largest
+    count in any one of ``references`` (token lists)."""
+    max_ref: Counter = Counter()
+    for reference in references:
+        for n in orders:
+            for gram, count in ngram_counts(reference, n).items():
+                max_ref[gram] = max(max_ref[gram], count)
+    return max_ref
+
+
 def modified_precision(candidate, references, n: int) -> tuple[int, int]:
     """Clipped n-gram matches and candidate n-gram total for one sentence.
 
@@ -53,10 +64,7 @@ def modified_precision(candidate, references, n: int) -> tuple[int, int]:
     if n < 1:
         raise InputError(f"n-gram order must be >= 1, got {n}")
     cand_counts = ngram_counts(as_tokens(candidate), n)
-    max_ref: Counter = Counter()
-    for reference in references:
-        for gram, count in ngram_counts(as_tokens(reference), n).items():
-            max_ref[gram] = max(max_ref[gram], count)
+    max_ref = max_reference_counts([as_tokens(r) for r in references], (n,))
     numerator = sum(min(count, max_ref[gram]) for gram, count in cand_counts.items())
     return numerator, sum(cand_counts.values())
 
@@ -147,7 +155,6 @@ def corpus_bleu(references, hypotheses, max_n: int = 4) -> BleuScore:
     )
 
 
-
 class SentenceBleu:
     """BLEU-``max_n`` of one candidate against its references, in [0, 1], as coco-caption's
     per-image list (``BleuScorer.compute_score``'s second value) computes it.
@@ -171,12 +178,7 @@ class SentenceBleu:
         if isinstance(references, str) or not references:
             raise InputError("sentence BLEU: references must be a non-empty list of sentences")
         refs = [as_tokens(r) for r in references]
-        max_ref: Counter = Counter()
-        for ref in refs:
-            for n in range(1, self.max_n + 1):
-                for gram, count in ngram_counts(ref, n).items():
-                    max_ref[gram] = max(max_ref[gram], count)
-        return tuple(len(r) for r in refs), max_ref
+        return tuple(len(r) for r in refs), max_reference_counts(refs, range(1, self.max_n + 1))
 
     def score(self, candidate, references) -> float:
         """BLEU of ``candidate`` against ``references``: a list of sentences or ``prepare``'s result."""
