@@ -94,8 +94,8 @@ class Caption(Recipe):
         super().__init__(cfg)
         if cfg.scst:
             self.metric = "dev_CIDEr"
-            self.loss_label = "mean CIDEr-D reward on training images" + (
-                f" (+ {cfg.scst_bleu_weight:g} x BLEU-4)" if cfg.scst_bleu_weight else "")
+            self.reward_name = "CIDEr-D" + (f" + {cfg.scst_bleu_weight:g} x BLEU-4" if cfg.scst_bleu_weight else "")
+            self.loss_label = f"mean {self.reward_name} reward\non training images"
             self.curve_keys = ("sample_reward", "greedy_reward")
 
     def check(self):
@@ -269,9 +269,8 @@ class Caption(Recipe):
         references = [self.df_references[p] for p in self.train_set.image_paths]  # the rows trained on
         rewards = CaptionRewards(CiderD(self.df_references.values()), references, self.vocab.tokens,
                                  bleu_weight=c.scst_bleu_weight)
-        log.info("CIDEr-D%s reward: df of %d training images, %d images' references prepared in %.1f s",
-                 f" + {c.scst_bleu_weight:g} x BLEU-4" if c.scst_bleu_weight else "",
-                 len(self.df_references), len(references), time.perf_counter() - t)
+        log.info("%s reward: df of %d training images, %d images' references prepared in %.1f s",
+                 self.reward_name, len(self.df_references), len(references), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
                                      max_length=c.max_length, temperature=c.scst_temperature,
                                      xe_weight=c.scst_xe_weight)
