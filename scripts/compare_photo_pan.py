@@ -68,7 +68,7 @@ def compare(args):
     import captioner  # noqa: F401  (registers the model classes)
     from captioner.data.msvd import load_msvd
     from captioner.data.photo_pan_video import read_sources
-    from captioner.metrics import evaluate_captions
+    from captioner.metrics import evaluate_captions, meteor_session
     from captioner.io import write_json
 
     root = args.pan_root
@@ -140,8 +140,9 @@ def compare(args):
 
     # 3. same references, same toolkit
     scores = {}
-    for name in ("video", "image"):
-        scores[name] = evaluate_captions(refs, captions[name], tool=args.tool, meteor=True)
+    with meteor_session():
+        for name in ("video", "image"):
+            scores[name] = evaluate_captions(refs, captions[name], tool=args.tool, meteor=True)
     out["scores"] = scores
     ratio = {m: (scores["video"][m] / scores["image"][m] if scores["image"][m] else None) for m in METRICS
              if scores["video"].get(m) is not None and scores["image"].get(m) is not None}

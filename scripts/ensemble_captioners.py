@@ -46,7 +46,7 @@ def main(argv=None):
     from captioner.decoding.generator import Generator
     from captioner.features.store import FeatureStore
     from captioner.inference.batch import load_captioner
-    from captioner.metrics import evaluate_captions
+    from captioner.metrics import evaluate_captions, meteor_session
     from captioner.training.caption_data import hypothesis_texts
 
     models = [load_captioner(m) for m, _ in args.member]
@@ -83,18 +83,19 @@ def main(argv=None):
     runs.append(("ensemble", lambda i, j: joint(*[f[i:j] for f in feats], **settings)))
     refs = {q: dev.captions[q] for q in paths}
     results = {}
-    for name, run in runs:
-        run(0, 2)  # compile outside the timing
-        start, hyps = time.perf_counter(), []
-        for i in range(0, len(paths), 100):
-            hyps += hypothesis_texts(run(i, i + 100), models[0].vocabulary)
-        seconds = time.perf_counter() - start
-        scores = evaluate_captions(refs, dict(zip(paths, hyps)), tool="auto", meteor=True)
-        results[name] = {**{k: round(v, 2) for k, v in scores.items() if isinstance(v, float)},
-                         "tool": scores.get("tool"), "distinct_captions": len(set(hyps)),
-                         "mean_words": round(float(np.mean([len(h.split()) for h in hyps])), 2),
-                         "search_seconds": round(seconds, 1)}
-        print(name, results[name], flush=True)
+    with meteor_session():  # one METEOR process for the members and the ensemble
+        for name, run in runs:
+            run(0, 2)  # compile outside the timing
+            start, hyps = time.perf_counter(), []
+            for i in range(0, len(paths), 100):
+                hyps += hypothesis_texts(run(i, i + 100), models[0].vocabulary)
+            seconds = time.perf_counter() - start
+            scores = evaluate_captions(refs, dict(zip(paths, hyps)), tool="auto", meteor=True)
+            results[name] = {**{k: round(v, 2) for k, v in scores.items() if isinstance(v, float)},
+                             "tool": scores.get("tool"), "distinct_captions": len(set(hyps)),
+                             "mean_words": round(float(np.mean([len(h.split()) for h in hyps])), 2),
+                             "search_seconds": round(seconds, 1)}
+            print(name, results[name], flush=True)
 
     backbone_rate = {}
     if args.bench_images:

@@ -43,7 +43,7 @@ def main(argv=None):
     from captioner.data.flickr8k import load_flickr8k
     from captioner.features.store import FeatureStore
     from captioner.inference.batch import load_captioner
-    from captioner.metrics import evaluate_captions
+    from captioner.metrics import evaluate_captions, meteor_session
     from captioner.training.caption_data import decode_captions
     from captioner.training.recipes.caption import caption_statistics
 
@@ -68,14 +68,15 @@ def main(argv=None):
     beams = [int(b) for b in args.beams.split(",")]
     alphas = [float(a) for a in args.alphas.split(",")]
     results = []
-    for beam, alpha in tqdm(list(itertools.product(beams, alphas)), desc="beam x alpha", unit="setting"):
-        if beam == 1 and alpha != alphas[0]:
-            continue  # alpha only re-ranks finished beams; greedy has one
-        hyps = decode_captions(model.decoder, feats, paths, model.vocabulary, beam_size=beam, alpha=alpha,
-                               max_length=model.max_length)
-        stats = {k.replace("dev_", ""): round(v, 2) for k, v in caption_statistics(hyps.values()).items()}
-        results.append({"beam": beam, "alpha": alpha, "tune": score(hyps, tune), "report": score(hyps, report),
-                        "dev": {**score(hyps, tune | report), **stats}})
+    with meteor_session():  # one METEOR process for every score
+        for beam, alpha in tqdm(list(itertools.product(beams, alphas)), desc="beam x alpha", unit="setting"):
+            if beam == 1 and alpha != alphas[0]:
+                continue  # alpha only re-ranks finished beams; greedy has one
+            hyps = decode_captions(model.decoder, feats, paths, model.vocabulary, beam_size=beam, alpha=alpha,
+                                   max_length=model.max_length)
+            stats = {k.replace("dev_", ""): round(v, 2) for k, v in caption_statistics(hyps.values()).items()}
+            results.append({"beam": beam, "alpha": alpha, "tune": score(hyps, tune), "report": score(hyps, report),
+                            "dev": {**score(hyps, tune | report), **stats}})
     other = "CIDEr" if args.select == "BLEU-4" else "BLEU-4"
     best = max(results, key=lambda r: (r["tune"][args.select], r["tune"][other]))
     print(f"{'beam':>4} {'alpha':>5} | {'tune B4':>7} {'CIDEr':>6} | {'report B4':>9} {'CIDEr':>6} | "

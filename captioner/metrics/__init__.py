@@ -14,7 +14,7 @@ from captioner.metrics.bleu import (
     ngram_counts,
     sentence_bleu,
 )
-from captioner.metrics.caption_metrics import METRIC_NAMES, evaluate_captions, java_available
+from captioner.metrics.caption_metrics import METRIC_NAMES, evaluate_captions, java_available, meteor_session
 from captioner.metrics.cider import CiderD, corpus_cider
 from captioner.metrics.rouge import corpus_rouge_l, lcs_length, rouge_l
 from captioner.metrics.rouge_f1 import ROUGE_TYPES, RougeF1, RougeResult, corpus_rouge_f1
@@ -39,5 +39,6 @@ __all__ = [
     "corpus_rouge_f1",
     "evaluate_captions",
     "java_available",
+    "meteor_session",
     "METRIC_NAMES",
 ]

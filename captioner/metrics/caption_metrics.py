@@ -18,15 +18,20 @@ comparable):
 
 The coco METEOR jar runs as a child ``java`` process for the duration of one call and is
 always closed and reaped afterwards (see :class:`_MeteorProcess`), so repeated calls
-leave no processes behind.
+leave no processes behind. Starting it loads WordNet and the paraphrase table (~10 s on
+two cores), so code that evaluates several times in a row (a beam sweep, the final
+evaluation at several beams) opens a :func:`meteor_session`: every call inside it shares
+one process, started on first use and closed when the block ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 
 from captioner.errors import CaptionerError, InputError
@@ -36,7 +41,7 @@ from captioner.metrics.rouge import corpus_rouge_l
 from captioner.text.wordnet import load_wordnet
 
 
-__all__ = ["evaluate_captions", "java_available", "METRIC_NAMES"]
+__all__ = ["evaluate_captions", "java_available", "meteor_session", "METRIC_NAMES"]
 
 METRIC_NAMES = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr")
 
@@ -190,6 +195,73 @@ class _MeteorProcess:
         return float(self._receive()), per_item
 
 
+class _MeteorSession:
+    """One METEOR process shared by the calls inside a :func:`meteor_session` block: started on
+    first use, restarted if it died, closed by :meth:`close`. Calls from several threads take
+    turns; a forked child (whose pipes are its parent's) gets a process of its own instead."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self._lock = threading.Lock()
+        self._process: _MeteorProcess | None = None
+
+    def score(self, references: list[list[str]], hypotheses: list[str]) -> tuple[float, list[float]]:
+        with self._lock:
+            if self._process is None:
+                self._process = _MeteorProcess().__enter__()
+            try:
+                return self._process.score(references, hypotheses)
+            except BaseException:  # a half-answered protocol cannot be reused: the next call starts afresh
+                self._close()
+                raise
+
+    def _close(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.__exit__(None, None, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+
+_session: _MeteorSession | None = None
+
+
+@contextlib.contextmanager
+def meteor_session():
+    """Share one coco-caption METEOR process between the :func:`evaluate_captions` calls made
+    inside the block (in this process, from any thread); it is closed and reaped when the
+    block ends, also on an exception. Nested blocks share the outer one. Costs nothing when no
+    call inside needs METEOR.
+
+    Example::
+
+        with meteor_session():
+            for beam in (1, 3, 5):
+                scores[beam] = evaluate_captions(refs, captions_at(beam), tool="coco")
+    """
+    global _session
+    if _session is not None and _session.pid == os.getpid():
+        yield
+        return
+    outer, _session = _session, _MeteorSession()
+    try:
+        yield
+    finally:
+        session, _session = _session, outer
+        session.close()
+
+
+def _meteor(references: list[list[str]], hypotheses: list[str]) -> float:
+    """Corpus METEOR by the open session's process, or by a process of its own."""
+    session = _session
+    if session is not None and session.pid == os.getpid():
+        return session.score(references, hypotheses)[0]
+    with _MeteorProcess() as process:
+        return process.score(references, hypotheses)[0]
+
+
 def _coco_scores(refs: list[list[str]], hyps: list[str], meteor: bool, notes: list[str]) -> dict:
     """Scores by pycocoevalcap on PTB-tokenized captions (keys are item positions)."""
     from pycocoevalcap.bleu.bleu import Bleu
@@ -205,8 +277,7 @@ def _coco_scores(refs: list[list[str]], hyps: list[str], meteor: bool, notes: li
     scores["ROUGE-L"] = float(rouge)
     scores["CIDEr"] = float(cider)
     if meteor:
-        with _MeteorProcess() as process:
-            scores["METEOR"], _ = process.score([gts[i] for i in range(len(hyps))], [res[i][0] for i in range(len(hyps))])
+        scores["METEOR"] = _meteor([gts[i] for i in range(len(hyps))], [res[i][0] for i in range(len(hyps))])
     else:
         scores["METEOR"] = None
         notes.append("METEOR skipped (meteor=False)")
@@ -252,7 +323,8 @@ def evaluate_captions(references, hypotheses, tool: str = "auto", meteor: bool =
         hypotheses: ``{key: generated caption}``, raw text; every key needs references.
         tool: ``"coco"`` (pycocoevalcap, needs Java), ``"python"`` (no Java), or
             ``"auto"`` (coco when ``java`` is on PATH).
-        meteor: compute METEOR (coco's starts a JVM that takes ~15 s to load).
+        meteor: compute METEOR (coco's starts a JVM that takes ~10 s to load, once per
+            call, or once per :func:`meteor_session` block).
 
     Returns:
         ``{"BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr"}`` as

@@ -222,6 +222,7 @@ class Trainer:
         import keras
 
         from captioner.io import write_json
+        from captioner.metrics import meteor_session
         from captioner.training.callbacks import TrainingRun
         from captioner.training.distribute import barrier, remove_worker_directory, worker_directory, worker_role
 
@@ -246,7 +247,8 @@ class Trainer:
                        "train_minutes_this_process": round((time.perf_counter() - t0) / 60, 1)}
             if self.role.distributed:
                 metrics["workers"] = self.role.workers
-            metrics.update(recipe.evaluate(model, self))
+            with meteor_session():  # one METEOR process for every evaluation the recipe makes
+                metrics.update(recipe.evaluate(model, self))
             write_json(self.run_dir.path("metrics.json"), metrics)
             path = self.save(model, metrics)
             barrier(self.strategy, self.role, "the other workers wait for the model")

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from captioner.errors import InputError
-from captioner.metrics import METRIC_NAMES, evaluate_captions, java_available
+from captioner.errors import CaptionerError, InputError
+from captioner.metrics import METRIC_NAMES, evaluate_captions, java_available, meteor_session
+from captioner.metrics import caption_metrics
 from captioner.metrics.caption_metrics import _MeteorProcess, _ptb_tokenize
 from captioner.text.wordnet import load_wordnet
 
@@ -151,23 +152,84 @@ def test_ptb_tokenizer_matches_coco_conventions():
     assert out == {"k": ["a dog running", "", "do n't stop now"]}
 
 
+@pytest.fixture
+def own_meteor(monkeypatch):
+    """Outside the suite's shared METEOR process (tests/conftest.py): calls start their own,
+    as in a program with no meteor_session open. -> the child pids alive before the test."""
+    monkeypatch.setattr(caption_metrics, "_session", None)
+    return set(_child_pids())
+
+
+@pytest.fixture
+def meteor_starts(monkeypatch):
+    """Counts the METEOR processes started during the test."""
+    starts = []
+    enter = _MeteorProcess.__enter__
+
+    def counting(self):
+        starts.append(self)
+        return enter(self)
+
+    monkeypatch.setattr(_MeteorProcess, "__enter__", counting)
+    return starts
+
+
 @needs_java
-def test_coco_meteor_is_repeatable_and_leaves_no_process(coco_result):
+def test_coco_meteor_is_repeatable_and_leaves_no_process(coco_result, own_meteor, meteor_starts):
     again = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
     assert again["METEOR"] == pytest.approx(coco_result["METEOR"])
     assert again["BLEU-4"] == pytest.approx(coco_result["BLEU-4"])
-    assert _child_pids() == []
+    assert len(meteor_starts) == 1
+    assert set(_child_pids()) <= own_meteor
 
 
 @needs_java
-def test_meteor_wrapper_matches_pycocoevalcap_class():
+def test_a_meteor_session_shares_one_process_and_closes_it(coco_result, own_meteor, meteor_starts):
+    half = dict(list(HYPOTHESES.items())[:4])
+    with meteor_session():
+        first = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        with meteor_session():  # nested: the outer block's process
+            second = evaluate_captions(REFERENCES, half, tool="coco")
+        assert evaluate_captions(REFERENCES, HYPOTHESES, tool="coco", meteor=False)["METEOR"] is None
+        third = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        assert len(meteor_starts) == 1 and set(_child_pids()) > own_meteor
+    assert set(_child_pids()) <= own_meteor
+    alone = evaluate_captions(REFERENCES, half, tool="coco")  # no session: a process of its own
+    assert len(meteor_starts) == 2
+    assert first["METEOR"] == pytest.approx(coco_result["METEOR"]) == pytest.approx(third["METEOR"])
+    assert second["METEOR"] == pytest.approx(alone["METEOR"]) != pytest.approx(first["METEOR"])
+
+
+@needs_java
+def test_a_meteor_session_restarts_a_process_that_died(coco_result, own_meteor, meteor_starts):
+    with meteor_session():
+        evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        meteor_starts[0]._proc.kill()
+        meteor_starts[0]._proc.wait()
+        with pytest.raises(CaptionerError, match="METEOR"):  # the call that finds it dead says so
+            evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        again = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")  # and the next starts a new one
+    assert len(meteor_starts) == 2 and again["METEOR"] == pytest.approx(coco_result["METEOR"])
+    assert set(_child_pids()) <= own_meteor
+
+
+@needs_java
+def test_a_meteor_session_closes_its_process_on_an_exception(own_meteor):
+    with pytest.raises(RuntimeError, match="stop"), meteor_session():
+        evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        raise RuntimeError("stop")
+    assert set(_child_pids()) <= own_meteor and caption_metrics._session is None
+
+
+@needs_java
+def test_meteor_wrapper_matches_pycocoevalcap_class(own_meteor):
     from pycocoevalcap.meteor.meteor import Meteor
 
     gts = _ptb_tokenize({k: v for k, v in list(REFERENCES.items())[:4]})
     res = _ptb_tokenize({k: [HYPOTHESES[k]] for k in gts})
     with _MeteorProcess() as process:
         ours, ours_items = process.score([gts[k] for k in gts], [res[k][0] for k in gts])
-    assert _child_pids() == []
+    assert set(_child_pids()) <= own_meteor
     reference = Meteor()  # pycocoevalcap's wrapper runs from its own directory
     try:
         theirs, theirs_items = reference.compute_score(gts, res)
