@@ -24,6 +24,16 @@ import time
 import numpy as np
 
 
+def member_names(paths):
+    """How the members are named in the printout and the JSON: their file names, or, where two
+    share a file name (two runs' flickr8k_attention.keras), the paths as given, numbered if
+    even those repeat."""
+    for names in ([os.path.basename(m) for m in paths], list(paths)):
+        if len(set(names)) == len(names):
+            return names
+    return [f"{k + 1}: {m}" for k, m in enumerate(paths)]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--member", nargs=2, action="append", required=True, metavar=("MODEL", "FEATURES"),
@@ -79,7 +89,8 @@ def main(argv=None):
     def alone(k, i, j):
         return gens[k](feats[k][i:j], **settings)
 
-    runs = [(os.path.basename(m), functools.partial(alone, k)) for k, (m, _) in enumerate(args.member)]
+    labels = member_names([m for m, _ in args.member])
+    runs = [(labels[k], functools.partial(alone, k)) for k in range(len(args.member))]
     runs.append(("ensemble", lambda i, j: joint(*[f[i:j] for f in feats], **settings)))
     refs = {q: dev.captions[q] for q in paths}
     results = {}
@@ -99,13 +110,13 @@ def main(argv=None):
 
     backbone_rate = {}
     if args.bench_images:
-        for (path, _), model in zip(args.member, models):
+        for label, model in zip(labels, models):
             pixels = np.stack([model.load_pixels(q) for q in paths[:args.bench_images]])
             model.encode(pixels[:16])  # compile at the timed batch size
             start = time.perf_counter()
             for i in range(0, len(pixels), 16):
                 model.encode(pixels[i:i + 16])
-            backbone_rate[os.path.basename(path)] = round(len(pixels) / (time.perf_counter() - start), 1)
+            backbone_rate[label] = round(len(pixels) / (time.perf_counter() - start), 1)
         print("backbone images/s:", backbone_rate)
     if args.output:
         from captioner.io import write_json
