@@ -160,20 +160,6 @@ def own_meteor(monkeypatch):
     return set(_child_pids())
 
 
-@pytest.fixture
-def meteor_starts(monkeypatch):
-    """Counts the METEOR processes started during the test."""
-    starts = []
-    enter = _MeteorProcess.__enter__
-
-    def counting(self):
-        starts.append(self)
-        return enter(self)
-
-    monkeypatch.setattr(_MeteorProcess, "__enter__", counting)
-    return starts
-
-
 @needs_java
 def test_coco_meteor_is_repeatable_and_leaves_no_process(coco_result, own_meteor, meteor_starts):
     again = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")

@@ -140,7 +140,8 @@ def test_resume_replays_the_same_batches(shapes_flickr8k, tmp_path, monkeypatch)
         tmp_path, monkeypatch)
 
 
-def test_the_final_evaluation_at_several_beams_starts_one_meteor_process(shapes_flickr8k, tmp_path, monkeypatch):
+def test_the_final_evaluation_at_several_beams_starts_one_meteor_process(shapes_flickr8k, tmp_path, monkeypatch,
+                                                                          meteor_starts):
     """The Trainer opens a meteor_session around the recipe's final evaluation: beams 1 and 2
     are scored by one METEOR process, closed before the run returns."""
     from captioner.metrics import caption_metrics, java_available
@@ -148,12 +149,9 @@ def test_the_final_evaluation_at_several_beams_starts_one_meteor_process(shapes_
     if not java_available():
         pytest.skip("java not on PATH: the final evaluation uses the python tool, no METEOR process")
     monkeypatch.setattr(caption_metrics, "_session", None)  # outside the suite's shared process
-    starts = []
-    enter = caption_metrics._MeteorProcess.__enter__
-    monkeypatch.setattr(caption_metrics._MeteorProcess, "__enter__", lambda self: starts.append(self) or enter(self))
     assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--final-eval-beams", "1,2") == 0
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["beam_1"]["tool"] == metrics["beam_2"]["tool"] == "coco-caption"
     assert 0 <= metrics["beam_1"]["METEOR"] <= 100 and 0 <= metrics["beam_2"]["METEOR"] <= 100
-    assert len(starts) == 1 and starts[0]._proc.poll() is not None  # one process, exited
+    assert len(meteor_starts) == 1 and meteor_starts[0]._proc.poll() is not None  # one process, exited
     assert caption_metrics._session is None
