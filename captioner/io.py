@@ -76,3 +76,27 @@ def _default(obj):
     except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def check_output_not_input(output, inputs, flag="--output"):
+    """InputError unless writing `output` leaves every input untouched.
+
+    `inputs` are files or folders (a folder is recursed by the command, so an `output` inside it
+    would be read and then replaced). Compared by `os.path.samefile` (hard and symbolic links
+    included) and by real paths; nothing happens for a missing `output` or a stdout (None/"-")."""
+    from captioner.errors import InputError
+
+    if not output or output == "-" or not os.path.exists(output):
+        return
+    real_output = os.path.realpath(output)
+    for path in inputs:
+        if not path or path == "-" or not os.path.exists(path):
+            continue
+        if os.path.isdir(path):
+            inside = os.path.commonpath([os.path.realpath(path), real_output]) == os.path.realpath(path)
+            if inside and os.path.isfile(real_output):
+                raise InputError(f"{flag} {output}: lies inside the input folder {path}, whose files this "
+                                 "command reads; write it elsewhere")
+        elif os.path.samefile(path, output):
+            raise InputError(f"{flag} {output}: is the input {path} itself; writing it would replace the "
+                             "input; name another output file")

@@ -30,3 +30,59 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
     other.write_text("x")
     write_json(target, {"a": 1})
     assert sorted(os.listdir(tmp_path)) == sorted(["report.json", live.name, other.name])
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path):
+    """Issue 40 item 2: the same file by name, by hard link or by symbolic link; a file inside an
+    input folder; a missing output, stdout and other files pass."""
+    import pytest
+
+    from captioner.errors import InputError
+    from captioner.io import check_output_not_input
+
+    src = tmp_path / "in.txt"
+    src.write_text("bonjour\n")
+    (tmp_path / "hard.txt").hardlink_to(src)
+    (tmp_path / "soft.txt").symlink_to(src)
+    for out in (src, tmp_path / "hard.txt", tmp_path / "soft.txt", tmp_path / "." / "in.txt"):
+        with pytest.raises(InputError, match="is the input"):
+            check_output_not_input(str(out), [str(src)])
+    folder = tmp_path / "posts"
+    folder.mkdir()
+    (folder / "old.jsonl").write_text("{}\n")
+    with pytest.raises(InputError, match="inside the input folder"):
+        check_output_not_input(str(folder / "old.jsonl"), [str(folder)])
+    for out in (None, "-", str(tmp_path / "new.txt")):
+        check_output_not_input(out, [str(src), None])
+    (tmp_path / "other.txt").write_text("x")
+    check_output_not_input(str(tmp_path / "other.txt"), [str(src), str(folder)])
+    assert src.read_text() == "bonjour\n"
+
+
+def test_every_text_command_refuses_to_write_over_its_input(tmp_path, capsys):
+    """translate, transliterate, classify, entail, summarize, respond, ask and make-qa, each with
+    --output its own input: exit 2, one line naming it, the input unchanged (before any model loads:
+    the model path here does not even exist)."""
+    from captioner.cli import main
+
+    src = tmp_path / "in.txt"
+    body = "premise\thypothesis\n"
+    src.write_text(body)
+    link = tmp_path / "link.txt"
+    link.symlink_to(src)
+    model = str(tmp_path / "no-model.keras")
+    runs = {
+        "translate": ["translate", "--model", model, "--input", str(src), "--output", str(link)],
+        "transliterate": ["transliterate", "--model", model, "--input", str(src), "--output", str(src)],
+        "classify": ["classify", "--model", model, str(src), "--output", str(src)],
+        "entail": ["entail", "--model", model, "--input", str(src), "--output", str(link)],
+        "summarize": ["summarize", "--model", model, "--input", str(src), "--output", str(src)],
+        "respond": ["respond", "--model", model, "--input", str(src), "--output", str(src)],
+        "ask": ["ask", "--model", model, "--input", str(src), "--output", str(link)],
+        "make-qa": ["make-qa", "--captions", str(src), "--images", str(tmp_path / "list.txt"), "--output", str(link)],
+    }
+    for name, argv in runs.items():
+        assert main(argv) == 2, name
+        err = capsys.readouterr().err.strip()
+        assert "is the input" in err and len(err.splitlines()) == 1, (name, err)
+        assert src.read_text() == body, name

@@ -151,6 +151,9 @@ def _resolve(image, base):
 
 
 def run_batch(args):
+    from captioner.io import check_output_not_input
+
+    check_output_not_input(args.output, [args.input])
     model = load_model(args.model)
     base = os.path.dirname(os.path.abspath(args.input))
     rows = list(_read_rows(args.input))

@@ -92,10 +92,12 @@ def run(args):
 
     from captioner.commands.translate import output_stream
     from captioner.errors import InputError
+    from captioner.io import check_output_not_input
     from captioner.models.document_classifier import load_document_classifier
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_output_not_input(args.output, args.paths)
     model = load_document_classifier(args.model)
     files = list_documents(args.paths)
     failed = 0

@@ -62,10 +62,12 @@ def run(args):
 
     from captioner.commands.translate import output_stream, read_lines
     from captioner.errors import InputError
+    from captioner.io import check_output_not_input
     from captioner.models.entailment import load_entailment
 
     if args.batch_size < 1:  # before anything is read or written
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_output_not_input(args.output, [args.input])
     model = load_entailment(args.model)
     rows = parse_pairs(read_lines(args))
     if args.attention_dir:

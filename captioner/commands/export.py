@@ -25,7 +25,8 @@ def register(subparsers):
     p.add_argument("model", metavar="MODEL", help="a .keras image captioner or translator")
     p.add_argument("--format", "-f", choices=("saved_model", "tflite"), default="saved_model")
     p.add_argument("--output", "-o", required=True,
-                   help="SavedModel directory (replaced when it exists) or .tflite file (written atomically)")
+                   help="SavedModel folder (new, empty, or an earlier export, which is replaced; any other folder is "
+                        "refused) or .tflite file (written atomically)")
     p.add_argument("--part", choices=("backbone", "captioner"), default="backbone",
                    help="tflite: the backbone alone (default) or the whole captioner")
     p.set_defaults(func=run)
@@ -44,14 +45,18 @@ def load_exportable(path):
 def run(args):
     from captioner.errors import InputError
 
+    if args.format == "saved_model":
+        from captioner.export.saved_model import check_export_target
+
+        check_export_target(args.output)  # before the model loads: a folder of other files is refused
+    elif os.path.isdir(args.output):
+        raise InputError(f"--output {args.output}: is a directory; a TFLite model is one file")
     model = load_exportable(args.model)
     if args.format == "saved_model":
         from captioner.export.saved_model import export_saved_model
 
-        if os.path.isfile(args.output):
-            raise InputError(f"--output {args.output}: is a file; a SavedModel is a directory")
         try:
-            export_saved_model(model, args.output)
+            export_saved_model(model, args.output, source=args.model)
         except ValueError as exc:  # a model the graph cannot hold (a rescorer, a missing tensorflow-text, ...)
             raise InputError(f"{args.model}: {exc}") from None
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.output) for f in fs)
@@ -63,12 +68,12 @@ def run(args):
     if not isinstance(model, ImageCaptioner):
         raise InputError(f"{args.model}: --format tflite exports image captioners only, this is a "
                          f"{type(model).__name__}")
-    if os.path.isdir(args.output):
-        raise InputError(f"--output {args.output}: is a directory; a TFLite model is one file")
     from captioner.export.tflite import write_tflite
 
     try:
         size = write_tflite(model, args.output, args.part)
+    except OSError as exc:  # the output's folder (read-only, a path under a file, ...)
+        raise InputError(f"--output {args.output}: cannot be written ({exc.strerror or exc})") from None
     except Exception as exc:  # the converter's own errors (unsupported ops and the like)
         raise InputError(f"{args.model}: the {args.part} does not convert to TFLite "
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None

@@ -65,6 +65,7 @@ def run(args):
     from captioner.commands.translate import output_stream
     from captioner.data.sgd import ResponseExample, response_examples
     from captioner.errors import InputError
+    from captioner.io import check_output_not_input
     from captioner.models.dialogue_responder import load_dialogue_responder
 
     for flag, value in (("--batch-size", args.batch_size), ("--nbest", args.nbest), ("--beam-size", args.beam_size)):
@@ -72,6 +73,7 @@ def run(args):
             raise InputError(f"{flag} must be >= 1, got {value}")
     if not os.path.isfile(args.input):
         raise InputError(f"{args.input}: file not found")
+    check_output_not_input(args.output, [args.input])
     dialogues, is_sgd = read_dialogues(args.input)
     model = load_dialogue_responder(args.model)
     if is_sgd:

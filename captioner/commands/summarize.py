@@ -150,12 +150,14 @@ def summarize_rows(model, rows, args, write):
 def run(args):
     from captioner.commands.translate import output_stream
     from captioner.errors import InputError
+    from captioner.io import check_output_not_input
     from captioner.models.seq2seq import load_translator
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
         raise InputError(f"--no-repeat-ngram must be >= 0, got {args.no_repeat_ngram}")
+    check_output_not_input(args.output, [args.input, *args.files])
     rows = read_rows(args)  # before the model: a missing input fails fast
     path = args.model
     if path == DEFAULT_MODEL and not os.path.exists(path):  # run outside the repository root

@@ -142,11 +142,13 @@ def run(args):
     from captioner.models.seq2seq import load_translator
 
     from captioner.errors import InputError, check_non_negative
+    from captioner.io import check_output_not_input
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
 
     check_non_negative("--coverage-penalty", args.coverage_penalty)  # before anything is read or written
+    check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
     lines = read_lines(args)
     with output_stream(args.output) as out:

@@ -59,12 +59,14 @@ def run(args):
     from captioner.commands.translate import output_stream, read_lines
     from captioner.errors import InputError
     from captioner.inference.transliteration import transliterate_text
+    from captioner.io import check_output_not_input
     from captioner.models.seq2seq import load_translator
 
     for name in ("n_best", "beam_size", "batch_size"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
     if not model.source_tokenizer.get("chars"):
         raise InputError(f"{args.model}: a word-level translation model, not a transliteration model; "

@@ -369,25 +369,71 @@ def module_for(model):
                      f"translators (Seq2Seq) are exported")
 
 
-def export_saved_model(model, output):
-    """Write `model` (a loaded ImageCaptioner or Seq2Seq) as a SavedModel directory `output`.
+EXPORT_MARKER = "captioner_export.json"  # written into every SavedModel this module makes
 
-    Written to a sibling temporary directory first and renamed into place, so `output` is
-    either the whole export or absent. Returns the tf.Module that was saved."""
+
+def check_export_target(output):
+    """InputError unless `output` may be (re)placed by an export: absent, an empty folder, or a
+    SavedModel an earlier export wrote (it holds `saved_model.pb` and EXPORT_MARKER). Anything
+    else (a folder of other files, `.` or a folder above it, a symbolic link, a file) is left
+    alone and refused, saying how to go on."""
+    from captioner.errors import InputError
+
+    given = os.fspath(output)
+    if os.path.islink(given.rstrip(os.sep) or given):
+        raise InputError(f"--output {given}: is a symbolic link; name a real folder (the link is left alone)")
+    if not os.path.lexists(given):
+        return
+    if not os.path.isdir(given):
+        raise InputError(f"--output {given}: is a file; a SavedModel is a folder")
+    target = os.path.realpath(given)
+    if os.path.commonpath([target, os.path.realpath(os.getcwd())]) == target:
+        raise InputError(f"--output {given}: is the current folder or holds it; name a new folder")
+    names = set(os.listdir(target))
+    if names and not {"saved_model.pb", EXPORT_MARKER} <= names:
+        raise InputError(f"--output {given}: a folder that holds other files ({len(names)} entries) and is "
+                         "not a SavedModel written by `captioner export`; nothing was changed. Remove it "
+                         "yourself, or name a new or empty folder")
+
+
+def export_saved_model(model, output, source=None):
+    """Write `model` (a loaded ImageCaptioner or Seq2Seq) as a SavedModel folder `output`.
+
+    Written to a sibling temporary folder first and swapped into place, so `output` is either the
+    whole new export or what it held before; only an empty folder or an earlier export is ever
+    replaced (`check_export_target`). `source` (the .keras path) is recorded in the folder's
+    EXPORT_MARKER. Returns the tf.Module that was saved."""
+    import json
     import shutil
     import tempfile
 
+    from captioner.errors import InputError
+
+    check_export_target(output)
     module = module_for(model)
     output = os.path.abspath(os.fspath(output))
     parent = os.path.dirname(output)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    except OSError as e:
+        raise InputError(f"--output {output}: cannot write into {parent} ({e.strerror})") from None
+    old = None
     try:
         tf.saved_model.save(module, staging, signatures=module.signatures())
-        if os.path.isdir(output):
-            shutil.rmtree(output)
+        with open(os.path.join(staging, EXPORT_MARKER), "w", encoding="utf-8") as f:
+            json.dump({"written_by": "captioner export", "model_class": type(model).__name__,
+                       "source": None if source is None else os.fspath(source)}, f, indent=2)
+        if os.path.isdir(output):  # checked above: empty, or an earlier export; moved aside, then removed
+            old = tempfile.mkdtemp(prefix=".export-old-", dir=parent)
+            os.replace(output, os.path.join(old, "previous"))
         os.replace(staging, output)
     except BaseException:
+        if old is not None and not os.path.exists(output):  # put the previous export back
+            os.replace(os.path.join(old, "previous"), output)
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     return module

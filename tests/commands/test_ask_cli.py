@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import pytest
 from PIL import Image
+from rows_support import assert_rows_close
 
 from captioner.cli import main
 from captioner.layers.image_preprocessing import ImagePreprocessing
@@ -121,8 +122,8 @@ def test_a_rerun_keeps_the_rows_a_killed_run_wrote(tmp_path, model_path):
     assert main(["ask", "--model", model_path, "--input", str(q), "--output", str(out), "-b", "2"]) == 0
     got = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["id"] for r in got] == list(range(7)) and got[2].get("answer_from_the_killed_run")
-    assert [dict(r, answer_from_the_killed_run=None) for r in got[3:]] == \
-           [dict(json.loads(x), answer_from_the_killed_run=None) for x in lines[3:]]
+    # rows of the resumed run are computed in other batches: the same answers, floats within 1e-5
+    assert_rows_close(got[3:], [json.loads(x) for x in lines[3:]])
     assert not partial.exists()
 
 

@@ -44,3 +44,47 @@ def test_export_errors_name_the_input(model_path, tmp_path, capsys):
     other.save(tmp_path / "dense.keras")
     assert main(["export", str(tmp_path / "dense.keras"), "-o", str(tmp_path / "x")]) == 2
     assert "not an image captioner or a translator" in capsys.readouterr().err
+
+
+def test_export_never_deletes_a_folder_it_did_not_write(model_path, tmp_path, capsys, monkeypatch):
+    """Issue 40 item 1: a folder of other files, `.`, or a symbolic link is refused and left whole."""
+    target = tmp_path / "d"
+    (target / "sub").mkdir(parents=True)
+    (target / "notes.txt").write_text("keep")
+    assert main(["export", model_path, "--output", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "not a SavedModel written by `captioner export`" in err and len(err.strip().splitlines()) == 1
+    assert (target / "notes.txt").read_text() == "keep" and (target / "sub").is_dir()
+
+    monkeypatch.chdir(target)
+    assert main(["export", model_path, "--output", "."]) == 2
+    assert "current folder" in capsys.readouterr().err
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt", "sub"]
+
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    assert main(["export", model_path, "--output", str(link)]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert (target / "notes.txt").read_text() == "keep"
+
+
+def test_export_replaces_its_own_earlier_export_and_fills_an_empty_folder(model_path, tmp_path, capsys):
+    import json
+
+    out = tmp_path / "saved"
+    out.mkdir()  # empty: used
+    assert main(["export", model_path, "--output", str(out)]) == 0
+    marker = json.loads((out / "captioner_export.json").read_text())
+    assert marker["written_by"] == "captioner export" and marker["source"] == model_path
+    (out / "stale.txt").write_text("from the first export")  # an earlier export is replaced whole
+    assert main(["export", model_path, "--output", str(out)]) == 0
+    assert not (out / "stale.txt").exists() and (out / "saved_model.pb").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".export")]  # no temporaries left
+
+
+def test_export_into_an_unwritable_place_is_one_line(model_path, tmp_path, capsys):
+    (tmp_path / "plain").write_text("a file, so nothing can be made under it")
+    for fmt, out in (("saved_model", "plain/saved"), ("tflite", "plain/b.tflite")):
+        assert main(["export", model_path, "-f", fmt, "-o", str(tmp_path / out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "plain" in err and "Traceback" not in err
