@@ -30,8 +30,10 @@ system-deps:
 	  if [ -n "$$need" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; fi; \
 	fi
 
+# loopback by default; `make app APP_ADDRESS=0.0.0.0` exposes the demo to the network on purpose
+APP_ADDRESS ?= 127.0.0.1
 app: $(STAMP)
-	$(VENV)/bin/streamlit run apps/app.py --server.headless true
+	$(VENV)/bin/streamlit run apps/app.py --server.headless true --server.address $(APP_ADDRESS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check captioner apps scripts tests

@@ -15,7 +15,6 @@ import importlib.machinery
 import importlib.util
 import io
 import json
-import os
 import sys
 import threading
 from pathlib import Path
@@ -46,63 +45,16 @@ IMAGE_TYPES = ["image/jpeg", "image/png", "image/webp", "image/gif"]
 SAMPLE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelSpec:
-    """A bundled model: where it lives and the env var that overrides it. How it was made and
-    what it scored are in its card (`NAME.json` beside `NAME.keras`), never repeated here."""
-
-    key: str
-    title: str
-    default_path: str  # relative to the repository root
-    env_var: str
-    cli_task: str  # `captioner train CLI_TASK`: only for the hint when no card can be read
-
-    @property
-    def path(self) -> Path:
-        override = os.environ.get(self.env_var)
-        path = Path(override) if override else REPO_ROOT / self.default_path
-        return path if path.is_absolute() else (REPO_ROOT / path)
-
-    @property
-    def bundled_path(self) -> Path:
-        return REPO_ROOT / self.default_path
+def _registry():
+    """`captioner.bundled` (the one registry of bundled models), read without TensorFlow."""
+    return light_module("bundled")
 
 
-MODELS = {
-    spec.key: spec for spec in (
-        ModelSpec("caption", "Flickr8k soft-attention captioner", "assets/models/flickr8k_attention.keras",
-                  "CAPTIONER_CAPTION_MODEL", "caption"),
-        ModelSpec("vqa", "Photos (Flickr8k questions)", "assets/models/flickr8k_vqa.keras",
-                  "CAPTIONER_VQA_MODEL", "vqa"),
-        ModelSpec("vqa_easy", "easy-VQA shapes (toy)", "assets/models/easy_vqa.keras",
-                  "CAPTIONER_EASY_VQA_MODEL", "vqa"),
-        ModelSpec("translate_fr_en", "French -> English (Anki/Tatoeba)", "assets/models/anki_fr_en.keras",
-                  "CAPTIONER_TRANSLATE_FR_EN_MODEL", "translate"),
-        ModelSpec("translate_en_de", "English -> German (Multi30k)", "assets/models/multi30k_en_de.keras",
-                  "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate"),
-        ModelSpec("transliterate", "Romanized Hindi -> Devanagari (Dakshina)", "assets/models/dakshina_hi_translit.keras",
-                  "CAPTIONER_TRANSLITERATE_MODEL", "transliterate"),
-        ModelSpec("summarize", "BBC News: article -> headline", "assets/models/bbc_headlines.keras",
-                  "CAPTIONER_SUMMARIZE_MODEL", "summarize"),
-        ModelSpec("summarize_news", "News Category: description -> headline", "assets/models/news_headlines.keras",
-                  "CAPTIONER_SUMMARIZE_NEWS_MODEL", "summarize"),
-        ModelSpec("entail", "SICK entailment classifier", "assets/models/sick_entailment.keras",
-                  "CAPTIONER_ENTAIL_MODEL", "entail"),
-        ModelSpec("classify", "20 Newsgroups hierarchical attention network", "assets/models/newsgroups_han.keras",
-                  "CAPTIONER_CLASSIFY_MODEL", "classify"),
-        ModelSpec("dialogue", "SGD hierarchical dialogue model", "assets/models/sgd_dialogue.keras",
-                  "CAPTIONER_DIALOGUE_MODEL", "respond"),
-        ModelSpec("video_caption", "Video captioner (real scenes)", "assets/models/flickr8k_video_caption.keras",
-                  "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption"),
-        ModelSpec("video_classify", "Activity classifier (real scenes)", "assets/models/flickr8k_video_activity.keras",
-                  "CAPTIONER_VIDEO_CLASSIFY_MODEL", "video-classify"),
-        ModelSpec("video_caption_shapes", "Generated shapes: captioner (toy)", "assets/models/shapes_video_caption.keras",
-                  "CAPTIONER_SHAPES_VIDEO_CAPTION_MODEL", "video-caption"),
-        ModelSpec("video_classify_shapes", "Generated shapes: motion classifier (toy)",
-                  "assets/models/shapes_video_classify.keras", "CAPTIONER_SHAPES_VIDEO_CLASSIFY_MODEL",
-                  "video-classify"),
-    )
-}
+def _models():
+    """{key: BundledModel}: every page's models and defaults come from `captioner.bundled`, as the
+    CLI's, the server's and the pipeline's do. A model's `path` honours its environment variable
+    (e.g. CAPTIONER_CAPTION_MODEL); `bundled_path` is the file in assets/models/."""
+    return dict(_registry().BY_KEY)
 
 
 # ----------------------------------------------------------------------------- model cards
@@ -111,20 +63,19 @@ _CARDS_PACKAGE = "_captioner_app_cards"  # captioner/ as a bare package: no __in
 _CARDS_LOCK = threading.Lock()
 
 
-def model_card_module():
-    """The module `captioner.model_card` (`ModelCard`, `card_path`), without importing TensorFlow.
+def light_module(name):
+    """The module `captioner.NAME` (`model_card`, `bundled`), without importing TensorFlow.
 
     `import captioner.model_card` runs `captioner/__init__.py`, which imports TensorFlow
-    (seconds), and the pages read cards before they load a model (the missing-model hint). So
-    while `captioner` is not imported yet, the same file is loaded by path as a submodule of a
-    private package over the `captioner/` folder whose `__init__` never runs: model_card.py
-    imports only its siblings errors.py and io.py, relatively. Once `captioner` is imported
-    (the first model load), the real module is used.
+    (seconds), and the pages read cards and the registry before they load a model (the
+    missing-model hint). So while `captioner` is not imported yet, the same file is loaded by
+    path as a submodule of a private package over the `captioner/` folder whose `__init__`
+    never runs: model_card.py imports only its siblings errors.py and io.py, relatively, and
+    bundled.py only the standard library. Once `captioner` is imported (the first model load),
+    the real module is used.
     """
     if "captioner" in sys.modules:
-        import captioner.model_card
-
-        return captioner.model_card
+        return importlib.import_module(f"captioner.{name}")
     with _CARDS_LOCK:
         if _CARDS_PACKAGE not in sys.modules:
             found = importlib.util.find_spec("captioner")  # where `import captioner` would load from; runs nothing
@@ -133,7 +84,20 @@ def model_card_module():
             spec = importlib.machinery.ModuleSpec(_CARDS_PACKAGE, None, is_package=True)
             spec.submodule_search_locations = list(found.submodule_search_locations)
             sys.modules[_CARDS_PACKAGE] = importlib.util.module_from_spec(spec)
-        return importlib.import_module(f"{_CARDS_PACKAGE}.model_card")
+        return importlib.import_module(f"{_CARDS_PACKAGE}.{name}")
+
+
+def model_card_module():
+    """`captioner.model_card` (`ModelCard`, `card_path`), without importing TensorFlow."""
+    return light_module("model_card")
+
+
+MODELS = _models()
+
+
+def task_models(task):
+    """The bundled models of a command's task (`captioner.bundled`), its default first."""
+    return sorted((m for m in MODELS.values() if m.task == task), key=lambda m: not m.default)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,7 +121,7 @@ def read_model_card(model_path) -> CardRead:
         return CardRead(path, error=str(exc))
 
 
-def spec_card(spec: ModelSpec) -> CardRead:
+def spec_card(spec) -> CardRead:
     """The card for training `spec`'s model: the one beside its file, else (the file or its card
     is gone, or the env var points elsewhere) the bundled card in assets/models/."""
     read = read_model_card(spec.path)
@@ -168,20 +132,20 @@ def spec_card(spec: ModelSpec) -> CardRead:
     return read
 
 
-def training_command(spec: ModelSpec) -> str:
+def training_command(spec) -> str:
     """The command that trains `spec`'s model, from its card."""
     card = spec_card(spec).card
     command = card.training_command if card is not None else None
-    return command or f"captioner train {spec.cli_task} --help"
+    return command or f"captioner train {spec.train_task} --help"
 
 
-def show_training_command(spec: ModelSpec, read: CardRead | None = None):
+def show_training_command(spec, read: CardRead | None = None):
     """The training command in a code block; where the card lists other steps (feature
     extraction before it, a decoding sweep after it), all of them in order beneath."""
     read = read or spec_card(spec)
     card = read.card
     if card is None:
-        st.code(f"captioner train {spec.cli_task} --help", language="bash", wrap_lines=True)
+        st.code(f"captioner train {spec.train_task} --help", language="bash", wrap_lines=True)
         why = f"cannot be read ({read.error})" if read.error else "is not there"
         st.caption(f"The model card `{display_path(read.path)}` {why}, so its exact command cannot be shown.")
         return
@@ -229,7 +193,7 @@ def load_model(path):
     return _load_keras_model(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
-def show_missing_model(spec: ModelSpec, purpose: str):
+def show_missing_model(spec, purpose: str):
     """Tell the user that `spec`'s model file is absent and which command makes it."""
     st.info(
         f"**{spec.title}** is not here yet: this page needs `{display_path(spec.path)}` "
@@ -241,7 +205,7 @@ def show_missing_model(spec: ModelSpec, purpose: str):
     show_training_command(spec)
 
 
-def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
+def model_or_explain(spec, purpose: str, kinds=None):
     """Load `spec`'s model with a spinner; show why not (missing / broken / wrong kind) and return None.
 
     `kinds`: class names the page can use (e.g. ``("VQAModel",)``); a loadable file holding
@@ -270,7 +234,7 @@ def model_or_explain(spec: ModelSpec, purpose: str, kinds=None):
     return loaded
 
 
-def pick_model(specs, label: str, purpose: str, key: str) -> ModelSpec:
+def pick_model(specs, label: str, purpose: str, key: str):
     """The spec the user picks (a radio) among those of `specs` whose file is there; the missing
     ones get a line with their training command. None there: each is explained and the page stops."""
     available = [spec for spec in specs if spec.path.is_file()]
@@ -455,7 +419,7 @@ def safe_stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)[:60]
 
 
-def show_model_card(spec: ModelSpec):
+def show_model_card(spec):
     """How the loaded model was made and what it scored: its card (the JSON beside it), if any."""
     st.success(f"**{spec.title}**: `{display_path(spec.path)}` is loaded.", icon=":material/check_circle:")
     read = read_model_card(spec.path)  # the loaded file's own card: a bundled one would describe another model
@@ -476,7 +440,7 @@ def show_model_card(spec: ModelSpec):
         st.json(card.metrics, expanded=2)
 
 
-def model_card_expander(spec: ModelSpec, expanded=False):
+def model_card_expander(spec, expanded=False):
     """How the loaded model was made and what it scored, folded away under the results."""
     with st.expander(f"About this model: {spec.title}", expanded=expanded, icon=":material/info:"):
         show_model_card(spec)

@@ -14,7 +14,7 @@ import streamlit as st
 
 import common
 
-SPECS = [common.MODELS["summarize"], common.MODELS["summarize_news"]]
+SPECS = common.task_models("summarize")  # the registry's default first
 EXAMPLES = {  # a text of the kind each model was trained on
     "summarize": ("The city council of Leeds has approved a 12 million pound plan to build a new bridge over the river "
                   "Aire, officials said on Tuesday. Work is due to start in March and the bridge should open in 2027, "

@@ -11,7 +11,7 @@ import streamlit as st
 
 import common
 
-SPECS = [common.MODELS["translate_fr_en"], common.MODELS["translate_en_de"]]
+SPECS = common.task_models("translate")  # the registry's default first
 EXAMPLES = {  # a sentence the model's training data makes plausible, per model
     "translate_fr_en": "Jane visite l'Afrique en septembre.",
     "translate_en_de": "A man in a blue shirt is riding a bike down the street.",

@@ -21,7 +21,7 @@ from PIL import Image
 
 import common
 
-SPECS = [common.MODELS["vqa"], common.MODELS["vqa_easy"]]
+SPECS = common.task_models("ask")  # the photo model (the default everywhere) first
 EASY_SAMPLES_DIR = common.SAMPLES_DIR / "easy_vqa"
 GENERAL_QUESTIONS = {
     "vqa": [

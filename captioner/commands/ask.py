@@ -27,12 +27,14 @@ import re
 import sys
 from pathlib import Path
 
+from captioner.bundled import BY_KEY, default_path
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MODELS = {  # named choices of --model (and of the app's VQA page)
-    "flickr8k": REPO_ROOT / "assets" / "models" / "flickr8k_vqa.keras",
-    "easy-vqa": REPO_ROOT / "assets" / "models" / "easy_vqa.keras",
+MODELS = {  # named choices of --model; the models and the default come from the one registry
+    "flickr8k": BY_KEY["vqa"].path,
+    "easy-vqa": BY_KEY["vqa_easy"].path,
 }
-DEFAULT_MODEL = MODELS["flickr8k"]
+DEFAULT_MODEL = Path(default_path("ask"))
 
 
 def register(subparsers):
@@ -41,7 +43,7 @@ def register(subparsers):
         description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", "-m", default=None,
-                   help=f"{' or '.join(MODELS)} (default: flickr8k, {DEFAULT_MODEL.relative_to(REPO_ROOT)}: "
+                   help=f"{' or '.join(MODELS)} (default: flickr8k, {os.path.relpath(DEFAULT_MODEL, REPO_ROOT)}: "
                         "questions about photos; easy-vqa: coloured shapes only) or a saved VQAModel .keras file")
     p.add_argument("--image", "-i", help="image file (single question mode)")
     p.add_argument("--question", "-q", help="the question (single question mode)")

@@ -8,11 +8,14 @@ end of input (Ctrl-D) ends the chat; `/reset` starts a new dialogue.
 import argparse
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser("chat", help="talk to a dialogue model in the terminal",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="a .keras dialogue model (e.g. assets/models/sgd_dialogue.keras)")
+    p.add_argument("--model", default=default_path("respond"),
+                   help="a .keras dialogue model (e.g. assets/models/sgd_dialogue.keras)")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")
     p.set_defaults(func=run)
 

@@ -27,6 +27,8 @@ import json
 import os
 import sys
 
+from captioner.bundled import default_path
+
 FORMATS = ("auto", "post", "bbc", "text")
 
 
@@ -35,7 +37,8 @@ def register(subparsers):
         "classify", help="classify documents (files or folders) with a hierarchical attention network",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="a .keras document classifier (e.g. assets/models/newsgroups_han.keras)")
+    p.add_argument("--model", default=default_path("classify"),
+                   help="a .keras document classifier (e.g. assets/models/newsgroups_han.keras)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="document files, or folders of them (recursed)")
     p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
     p.add_argument("--format", choices=FORMATS, default="auto", help="how each file is read (see above)")

@@ -20,13 +20,16 @@ import json
 import os
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser(
         "entail", help="classify premise/hypothesis pairs as NEUTRAL, ENTAILMENT or CONTRADICTION",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="a .keras entailment model (e.g. assets/models/sick_entailment.keras)")
+    p.add_argument("--model", default=default_path("entail"),
+                   help="a .keras entailment model (e.g. assets/models/sick_entailment.keras)")
     p.add_argument("--input", "-i", help="TSV file of premise<TAB>hypothesis lines (default: stdin)")
     p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
     p.add_argument("--batch-size", type=int, default=64)

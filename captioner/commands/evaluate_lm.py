@@ -16,11 +16,13 @@ import argparse
 import json
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser("evaluate-lm", help="perplexity of a language model on a text file",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="a .keras language model")
+    p.add_argument("--model", default=default_path("generate"), help="a .keras language model")
     p.add_argument("--input", "-i", required=True, help="a UTF-8 text file")
     p.add_argument("--window", type=int, default=None, help="tokens per window (default: the model's)")
     p.add_argument("--batch-size", type=int, default=64, help="word model: sentences per batch")

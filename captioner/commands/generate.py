@@ -14,11 +14,13 @@ import argparse
 import json
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser("generate", help="generate text with a language model (sampling or beam search)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="a .keras language model")
+    p.add_argument("--model", default=default_path("generate"), help="a .keras language model")
     p.add_argument("--prompt", default="", help="text to continue (default: a character model starts after a "
                                                 "newline, a word model at the start of a sentence)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature; 0: greedy / beam search")

@@ -28,11 +28,14 @@ import argparse
 import json
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser("respond", help="write the next SYSTEM turn of dialogues (SGD JSON, JSON lines or text)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="a .keras dialogue model (e.g. assets/models/sgd_dialogue.keras)")
+    p.add_argument("--model", default=default_path("respond"),
+                   help="a .keras dialogue model (e.g. assets/models/sgd_dialogue.keras)")
     p.add_argument("--input", "-i", required=True,
                    help="an SGD dialogues_NNN.json, a JSON-lines dialogue ({speaker, utterance} a line), or a "
                         "text file of alternating turns")

@@ -15,10 +15,11 @@ is cut to the model's source length, and the warning says so.
 
 import argparse
 import json
-import os
 import sys
 
-DEFAULT_MODEL = "assets/models/bbc_headlines.keras"
+from captioner.bundled import default_path
+
+DEFAULT_MODEL = default_path("summarize")  # the one registry: captioner.bundled
 LONG_TEXT = 100_000  # characters: such a row is cut (a warning names it)
 
 
@@ -29,7 +30,7 @@ def register(subparsers):
     )
     p.add_argument("files", nargs="*", help="text files, one document each (instead of --input)")
     p.add_argument("--model", default=DEFAULT_MODEL, help=(
-        f"a .keras headline model (default {DEFAULT_MODEL}, for news articles; "
+        "a .keras headline model (default: the bundled bbc_headlines.keras, for news articles; "
         "assets/models/news_headlines.keras: for a one- or two-sentence description)"))
     p.add_argument("--input", "-i", help="JSON lines with a 'text' field (default: stdin, unless files are given)")
     p.add_argument("--output", "-o", help="JSON lines out (default: stdout); written atomically")
@@ -159,10 +160,7 @@ def run(args):
         raise InputError(f"--no-repeat-ngram must be >= 0, got {args.no_repeat_ngram}")
     check_output_not_input(args.output, [args.input, *args.files])
     rows = read_rows(args)  # before the model: a missing input fails fast
-    path = args.model
-    if path == DEFAULT_MODEL and not os.path.exists(path):  # run outside the repository root
-        path = os.path.join(os.path.dirname(__file__), "..", "..", DEFAULT_MODEL)
-    model = load_translator(path)
+    model = load_translator(args.model)
     if model.kind != "attention":
         raise InputError(f"{args.model}: a {model.kind} model; headlines need an attention model (the copy)")
     with output_stream(args.output) as out:

@@ -12,13 +12,17 @@ import contextlib
 import os
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser(
         "translate", help="translate sentences (one per line) with a trained translation model",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="a .keras translation model (e.g. assets/models/anki_fr_en.keras)")
+    p.add_argument("--model", default=default_path("translate"),
+                   help="a .keras translation model (default: the bundled multi30k_en_de.keras; "
+                   "assets/models/anki_fr_en.keras: French -> English)")
     p.add_argument("--input", "-i", help="text file, one sentence per line (default: stdin)")
     p.add_argument("--output", "-o", help="output file (default: stdout); written atomically")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")

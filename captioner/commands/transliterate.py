@@ -22,13 +22,15 @@ import argparse
 import json
 import sys
 
+from captioner.bundled import default_path
+
 
 def register(subparsers):
     p = subparsers.add_parser(
         "transliterate", help="romanized words or text -> native script (e.g. Hindi in Devanagari)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="a .keras transliteration model "
+    p.add_argument("--model", default=default_path("transliterate"), help="a .keras transliteration model "
                    "(e.g. assets/models/dakshina_hi_translit.keras)")
     p.add_argument("--input", "-i", help="text file, one word or line of text per line (default: stdin)")
     p.add_argument("--output", "-o", help="output file (default: stdout); written atomically")

@@ -4,10 +4,11 @@
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_MODELS = {  # the real-scene models; the generated-shapes ones are shapes_video_*.keras
-    "caption": os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models", "flickr8k_video_caption.keras")),
-    "classify": os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models", "flickr8k_video_activity.keras")),
+from captioner.bundled import default_path
+
+DEFAULT_MODELS = {  # the real-scene models (the registry's defaults); the generated-shapes ones are shapes_video_*.keras
+    "caption": default_path("video-caption"),
+    "classify": default_path("video-classify"),
 }
 
 

@@ -31,14 +31,15 @@ from captioner.serving.batcher import Batcher, QueueFull
 
 log = logging.getLogger(__name__)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = {
-    "caption": REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras",
-    "translate": REPO_ROOT / "assets" / "models" / "multi30k_en_de.keras",
-    "entail": REPO_ROOT / "assets" / "models" / "sick_entailment.keras",
-    "ask": REPO_ROOT / "assets" / "models" / "easy_vqa.keras",
-}
-TASKS = tuple(BUNDLED)
+TASKS = ("caption", "translate", "entail", "ask")  # each served with its default from captioner.bundled
+
+
+def default_model_path(task):
+    """The model `task` is served with unless --models names another: the registry's default
+    (`captioner.bundled`), the same one the CLI, the app and the pipeline use."""
+    from captioner.bundled import default_path
+
+    return default_path(task)
 
 
 @dataclasses.dataclass
@@ -86,7 +87,7 @@ def load_models(spec):
         module, names, what = loaders[task]
         module = importlib.import_module(module)
         classes = tuple(getattr(module, n) for n in ((names,) if isinstance(names, str) else names))
-        path = str(path or BUNDLED[task])
+        path = str(path or default_model_path(task))
         out[task] = (load_model_file(path, classes, what), path)
     return out
 

@@ -96,7 +96,7 @@ def test_training_command_is_the_cards(key, monkeypatch):
     monkeypatch.delenv(spec.env_var, raising=False)
     card = ModelCard.load(spec.path)
     assert common.training_command(spec) == card.training_command
-    assert card.training_command.startswith(f"captioner train {spec.cli_task} ")
+    assert card.training_command.startswith(f"captioner train {spec.train_task} ")
     assert common.spec_card(spec).card.metrics == card.metrics
 
 
@@ -161,3 +161,23 @@ def test_missing_model_view_shows_the_bundled_cards_command(monkeypatch, tmp_pat
     assert not at.exception, [e.message for e in at.exception]
     assert "not here yet" in at.info[0].value
     assert [c.value for c in at.code] == [ModelCard.load(spec.bundled_path).training_command]
+
+
+def test_the_app_listens_on_loopback_unless_told_otherwise():
+    """Issue 43 item 4: `make app` and `streamlit run apps/app.py` bind to 127.0.0.1; exposing the
+    demo is an explicit APP_ADDRESS."""
+    import tomllib
+
+    config = tomllib.loads((common.REPO_ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    makefile = (common.REPO_ROOT / "Makefile").read_text()
+    assert "APP_ADDRESS ?= 127.0.0.1" in makefile and "--server.address $(APP_ADDRESS)" in makefile
+
+
+def test_every_page_takes_its_models_and_defaults_from_the_one_registry():
+    from captioner import bundled
+
+    assert {k: (m.file, m.task, m.default) for k, m in common.MODELS.items()} == \
+        {m.key: (m.file, m.task, m.default) for m in bundled.MODELS}
+    for task in ("ask", "translate", "summarize"):
+        assert common.task_models(task)[0].file == bundled.default_model(task).file

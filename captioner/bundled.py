@@ -1,0 +1,101 @@
+"""The bundled models: one registry that every entry point reads its default model from.
+
+The CLI commands (`--model` defaults), the HTTP server (`captioner serve`), the Beam pipeline
+and the Streamlit app all take a task's default from `default_model(task)`, so a model swapped
+here is swapped everywhere. A default can be pointed elsewhere with its environment variable
+(for example ``CAPTIONER_VQA_MODEL=my_vqa.keras``). How each model was made and what it scored
+is in its card (``NAME.json`` beside ``NAME.keras``), never repeated here.
+
+Standard library only: the app reads this before it imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MODELS_DIR = REPO_ROOT / "assets" / "models"
+
+
+@dataclasses.dataclass(frozen=True)
+class BundledModel:
+    key: str          # the app's name for it
+    title: str
+    file: str         # under assets/models/
+    task: str         # the command that runs it: caption, ask, translate, ..., video-caption, video-classify
+    env_var: str      # overrides the path (every entry point)
+    train_task: str   # `captioner train TRAIN_TASK` made it
+    default: bool = False  # the task's default model
+
+    @property
+    def bundled_path(self) -> Path:
+        return MODELS_DIR / self.file
+
+    @property
+    def path(self) -> Path:
+        """The bundled file, or the file the environment variable names (relative to the repository root)."""
+        override = os.environ.get(self.env_var)
+        if not override:
+            return self.bundled_path
+        path = Path(override)
+        return path if path.is_absolute() else REPO_ROOT / path
+
+
+MODELS = (
+    BundledModel("caption", "Flickr8k soft-attention captioner", "flickr8k_attention.keras", "caption",
+                 "CAPTIONER_CAPTION_MODEL", "caption", default=True),
+    BundledModel("vqa", "Photos (Flickr8k questions)", "flickr8k_vqa.keras", "ask",
+                 "CAPTIONER_VQA_MODEL", "vqa", default=True),
+    BundledModel("vqa_easy", "easy-VQA shapes (toy)", "easy_vqa.keras", "ask",
+                 "CAPTIONER_EASY_VQA_MODEL", "vqa"),
+    BundledModel("translate_en_de", "English -> German (Multi30k)", "multi30k_en_de.keras", "translate",
+                 "CAPTIONER_TRANSLATE_EN_DE_MODEL", "translate", default=True),
+    BundledModel("translate_fr_en", "French -> English (Anki/Tatoeba)", "anki_fr_en.keras", "translate",
+                 "CAPTIONER_TRANSLATE_FR_EN_MODEL", "translate"),
+    BundledModel("transliterate", "Romanized Hindi -> Devanagari (Dakshina)", "dakshina_hi_translit.keras",
+                 "transliterate", "CAPTIONER_TRANSLITERATE_MODEL", "transliterate", default=True),
+    BundledModel("summarize", "BBC News: article -> headline", "bbc_headlines.keras", "summarize",
+                 "CAPTIONER_SUMMARIZE_MODEL", "summarize", default=True),
+    BundledModel("summarize_news", "News Category: description -> headline", "news_headlines.keras", "summarize",
+                 "CAPTIONER_SUMMARIZE_NEWS_MODEL", "summarize"),
+    BundledModel("entail", "SICK entailment classifier", "sick_entailment.keras", "entail",
+                 "CAPTIONER_ENTAIL_MODEL", "entail", default=True),
+    BundledModel("classify", "20 Newsgroups hierarchical attention network", "newsgroups_han.keras", "classify",
+                 "CAPTIONER_CLASSIFY_MODEL", "classify", default=True),
+    BundledModel("dialogue", "SGD hierarchical dialogue model", "sgd_dialogue.keras", "respond",
+                 "CAPTIONER_DIALOGUE_MODEL", "respond", default=True),
+    BundledModel("lm_char", "Tiny Shakespeare character language model", "shakespeare_char_lm.keras", "generate",
+                 "CAPTIONER_CHAR_LM_MODEL", "lm", default=True),
+    BundledModel("lm_word", "Flickr8k caption word language model", "flickr8k_word_lm.keras", "generate",
+                 "CAPTIONER_WORD_LM_MODEL", "lm"),
+    BundledModel("video_caption", "Video captioner (real scenes)", "flickr8k_video_caption.keras", "video-caption",
+                 "CAPTIONER_VIDEO_CAPTION_MODEL", "video-caption", default=True),
+    BundledModel("video_classify", "Activity classifier (real scenes)", "flickr8k_video_activity.keras",
+                 "video-classify", "CAPTIONER_VIDEO_CLASSIFY_MODEL", "video-classify", default=True),
+    BundledModel("video_caption_shapes", "Generated shapes: captioner (toy)", "shapes_video_caption.keras",
+                 "video-caption", "CAPTIONER_SHAPES_VIDEO_CAPTION_MODEL", "video-caption"),
+    BundledModel("video_classify_shapes", "Generated shapes: motion classifier (toy)", "shapes_video_classify.keras",
+                 "video-classify", "CAPTIONER_SHAPES_VIDEO_CLASSIFY_MODEL", "video-classify"),
+)
+BY_KEY = {m.key: m for m in MODELS}
+TASKS = tuple(dict.fromkeys(m.task for m in MODELS))
+
+
+def default_model(task) -> BundledModel:
+    """The one default model of `task` (a command name: caption, ask, translate, ...)."""
+    found = [m for m in MODELS if m.task == task and m.default]
+    if len(found) != 1:
+        raise KeyError(f"no default bundled model for task {task!r}; tasks are {', '.join(TASKS)}")
+    return found[0]
+
+
+def default_path(task) -> str:
+    """The path of `task`'s default model (its environment variable honoured), as a string."""
+    return str(default_model(task).path)
+
+
+def models_for(task):
+    """The bundled models of `task`, the default first."""
+    return sorted((m for m in MODELS if m.task == task), key=lambda m: not m.default)
