@@ -120,7 +120,7 @@ def _search_sizes(beam_size, max_length):
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
                 alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
-                start_tokens=None, temperature=None, top_k=0, seed=0):
+                start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -155,6 +155,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             ``log_probs`` are those of the drawn tokens under the model.
         end_id may be None: no token ends a hypothesis (a character model), every hypothesis
             runs ``max_length`` steps.
+        token_bonus: float (B, V) or None: a soft lexical constraint per input (object tags,
+            :mod:`captioner.tagging`): ``token_bonus[b, v]`` is added to the log-probability of
+            token v in every hypothesis of input b that does not hold v yet (once it does, the
+            bonus is gone: no word is pushed twice). The bonus enters ``log_probs`` and
+            ``scores`` as any log-probability does.
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -229,6 +234,11 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         if no_repeat_ngram:
             history = tf.gather(token_hist, live_rows) if compact else token_hist  # (N or M, T)
             log_probs = log_probs + repeated_ngram_bans(history, step, no_repeat_ngram, V)
+        if token_bonus is not None:  # (B, V) -> the rows' inputs, off for tokens a row holds already
+            inputs_of_rows = (live_rows if compact else tf.range(N)) // K  # (N or M,)
+            history = tf.gather(token_hist, live_rows) if compact else token_hist  # (N or M, T)
+            held = tf.reduce_max(tf.one_hot(history, V, dtype=tf.float32), axis=1)  # (N or M, V)
+            log_probs = log_probs + tf.gather(tf.cast(token_bonus, tf.float32), inputs_of_rows) * (1.0 - held)
         if banned_ids:  # + (V,): -inf at the banned ids, 0 elsewhere (x + 0 is x exactly)
             log_probs = log_probs + tf.scatter_nd([[i] for i in banned_ids],
                                                   tf.fill([len(banned_ids)], _NEG_INF), [V])

@@ -160,14 +160,16 @@ class Generator:
         self.end_id = None if end_id is None else int(end_id)
         self._compiled = {}  # (settings, input specs) -> tf.function
 
-    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
+    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
+               token_bonus=None):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
         Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
         ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
         ``temperature`` (and ``top_k``, ``seed``), tokens are sampled (beam_size 1).
 
         ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors here (one graph for
-        every setting: what ``captioner export`` puts in a SavedModel's serving signature)."""
+        every setting: what ``captioner export`` puts in a SavedModel's serving signature).
+        ``token_bonus`` float (B, V): a soft lexical constraint per input (see :func:`beam_search`)."""
         beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed = _settings(
             beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         encoded = self.encode(*inputs)
@@ -185,19 +187,25 @@ class Generator:
             step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
             attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
-            no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed)
+            no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed,
+            token_bonus=token_bonus)
 
     def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0,
-                 seed=0) -> Generation:
-        """Compiled :meth:`search` (one function per setting and input kind); eager tensors."""
+                 seed=0, token_bonus=None) -> Generation:
+        """Compiled :meth:`search` (one function per setting and input kind); eager tensors.
+        A ``token_bonus`` (B, V) is one more input of its own compiled function."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                           no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed)
+                           no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
+                           bonus=token_bonus is not None)
+        if token_bonus is not None:
+            inputs.append(tf.convert_to_tensor(token_bonus, tf.float32))
         if temperature is not None:  # the seed is the sampling function's last input
             inputs.append(tf.cast(_seed(seed), tf.int32))
         return Generation(fn(*inputs))
 
-    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
+    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
+                 bonus=False):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
         ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
         (``seed`` here plays no part: one function serves every seed)."""
@@ -205,17 +213,20 @@ class Generator:
         sampling = settings[4] is not None
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
-        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature))
+        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus))
+        extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
+            ([tf.TensorSpec((), tf.int32)] if sampling else [])
         if key not in self._compiled:
             def decode(*xs):
                 xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
+                xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
                 return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
                                    no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
-                                   seed=draw_seed)
+                                   seed=draw_seed, token_bonus=token_bonus)
 
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(
-                decode, input_signature=list(signature) + ([tf.TensorSpec((), tf.int32)] if sampling else []),
+                decode, input_signature=list(signature) + extra,
                 reduce_retracing=True, autograph=False)
         return self._compiled[key]
 

@@ -170,9 +170,9 @@ def card_command(model):
 PAGES = {
     "task_pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/flickr8k_vqa.keras"),
                           "CAPTIONER_EASY_VQA_MODEL": ("captioner train vqa ", "assets/models/easy_vqa.keras")},
-    "task_pages/translate.py": {
-        "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras"),
-        "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras")},
+    "task_pages/translate.py": {  # the registry's default (captioner.bundled) first
+        "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras"),
+        "CAPTIONER_TRANSLATE_FR_EN_MODEL": ("captioner train translate ", "assets/models/anki_fr_en.keras")},
     "task_pages/transliterate.py": {
         "CAPTIONER_TRANSLITERATE_MODEL": ("captioner train transliterate ", "assets/models/dakshina_hi_translit.keras")},
     "task_pages/summarize.py": {

@@ -248,7 +248,8 @@ def test_translate_page_lists_every_translator_present(bundled_env, monkeypatch,
     at = open_page("task_pages/translate.py")
     no_errors(at)
     radio = at.radio(key="translate_model")
-    assert radio.options == ["French -> English (Anki/Tatoeba)", "English -> German (Multi30k)"]
+    # the registry's default (captioner.bundled, as for `captioner translate` and the server) first
+    assert radio.options == ["English -> German (Multi30k)", "French -> English (Anki/Tatoeba)"]
     assert not any("not trained yet" in c.value for c in at.caption)
     at.text_area[0].set_value("Un homme.").run()
     no_errors(at)

@@ -459,3 +459,46 @@ def test_no_repeat_ngram_no_hypothesis_repeats(n):
 def test_no_repeat_ngram_rejects_negative():
     with pytest.raises(ValueError, match="no_repeat_ngram"):
         decode([0], beam_size=1, max_length=4, tables=ALTERNATING[None], no_repeat_ngram=-1)
+
+
+# A bonus of ln 2 on B (input 0 only) doubles B's probability until a hypothesis holds B:
+#   input 0, greedy: step 1 [A] .6, [B] .4 * 2 = .8 -> B; step 2 from B: <end> .4, B .3 (held: no bonus,
+#   else .6 would win), A .3 -> <end>.  [B end], sum ln(.8 * .4) = ln .32
+#   input 1 (no bonus): [A end], ln .6
+BONUS_TABLE = table({START: {A: 0.6, B: 0.4}, B: {END: 0.4, B: 0.3, A: 0.3}, A: {END: 1.0}})
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_token_bonus_hand_worked_and_only_until_the_word_is_held(compact):
+    bonus = np.zeros((2, V), np.float32)
+    bonus[0, B] = math.log(2.0)
+    result = decode([0, 0], beam_size=1, max_length=5, tables=BONUS_TABLE[None], compact=compact,
+                    token_bonus=tf.constant(bonus))
+    assert_hyp(result, 0, 0, [B, END], 0.32, True)
+    assert_hyp(result, 1, 0, [A, END], 0.6, True)
+    plain = decode([0, 0], beam_size=1, max_length=5, tables=BONUS_TABLE[None], compact=compact)
+    assert hyp(plain, 0, 0)[0] == [A, END]  # the same search without a bonus
+
+
+def test_token_bonus_through_the_compiled_generator_and_without_it():
+    """The one Generator takes the bonus as one more input of its own compiled function, and
+    decodes as before without it."""
+    from captioner.decoding import Generator
+
+    class Decoder:
+        def prepare(self, annotations, mask, initial_state):
+            return annotations, {"table": tf.zeros(tf.shape(annotations)[:1]), "code": tf.zeros(tf.shape(annotations)[:1]),
+                                 "step": tf.zeros(tf.shape(annotations)[:1])}
+
+        def step(self, tokens, state, memory):
+            return markov_step_fn(BONUS_TABLE[None])(tokens, state)
+
+    generator = Generator(Decoder(), lambda x: (x, None, None))
+    x = tf.zeros((2, 2, 1))
+    bonus = np.zeros((2, V), np.float32)
+    bonus[1, B] = math.log(2.0)
+    with_bonus = generator(x, beam_size=1, alpha=0.0, max_length=5, token_bonus=bonus).numpy()
+    without = generator(x, beam_size=1, alpha=0.0, max_length=5).numpy()
+    assert with_bonus["tokens"][1, 0, :2].tolist() == [B, END] and with_bonus["tokens"][0, 0, :2].tolist() == [A, END]
+    assert without["tokens"][1, 0, :2].tolist() == [A, END]
+    assert len(generator._compiled) == 2
