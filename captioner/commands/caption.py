@@ -51,6 +51,10 @@ def add_arguments(p):
                    help="caption again the images an earlier run of this --output recorded as failed")
     p.add_argument("--workers", type=int, default=None, help="image decoding threads")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                   help="name what the backbone's ImageNet head sees: confident object tags (WordNet words) "
+                        "constrain the caption and JSON rows list them as \"objects\" (default: on; "
+                        "--no-objects: the captioner alone)")
 
 
 def register(subparsers):
@@ -93,6 +97,7 @@ def run(args):
         paths, model, beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
         batch_size=args.batch_size, output=args.output, fmt=args.format, attention_dir=args.attention_dir,
         shard=shard, workers=args.workers, progress=not args.no_progress, retry_errors=args.retry_errors,
+        objects=args.objects,
     )
     where = args.output or "stdout"
     shard_note = f" (shard {shard[0]}/{shard[1]}: {report.selected} of {len(paths)} images)" if shard else ""

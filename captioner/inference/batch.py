@@ -336,7 +336,10 @@ def _clean(text):
 
 def caption_row(path, cap):
     """The output row of a captioned image (`cap` a `Caption`)."""
-    return {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
+    row = {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
+    if getattr(cap, "objects", None):  # JSON lines only (the CSV columns are fixed)
+        row["objects"] = cap.objects
+    return row
 
 
 def error_row(path, message):
@@ -349,12 +352,14 @@ def error_row(path, message):
 
 def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None, batch_size=32,
                    output=None, fmt=None, attention_dir=None, shard=None, workers=None, prefetch=2,
-                   progress=True, retry_errors=False, stream=None):
+                   progress=True, retry_errors=False, stream=None, objects=True):
     """Caption image files with `model` (an ImageCaptioner) and write one row per image.
 
     Args:
         paths: image files (expand folders/globs first with `captioner.features.images.list_images`).
         beam_size, alpha, max_length: decoding settings (None: the model's own).
+        objects: tag each image with the backbone's ImageNet head and let confident tags
+            constrain the caption (`captioner.tagging`); rows list them as "objects".
         batch_size: images per model call.
         output: file to append rows to (created; resumed when it exists), or None to write
             rows to `stream` (default stdout) with no resume.
@@ -367,6 +372,8 @@ def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None,
 
     Returns a CaptionReport; its `exit_status` is 1 when any image of the shard failed.
     """
+    use_objects = bool(objects) and getattr(model, "backbone", None) is not None and \
+        model.backbone.name.startswith("efficientnet_lite")
     if batch_size < 1:
         raise InputError(f"batch size must be >= 1, got {batch_size}")
     fmt = output_format(output, fmt)
@@ -456,7 +463,8 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                 batch, decoded, ok, features = encoding.popleft()
                 captions = {}
                 if ok:
-                    out = model.generate_from_features(features.result(), beam_size, alpha, max_length)
+                    out = model.generate_from_features(features.result(), beam_size, alpha, max_length,
+                                                       objects=use_objects)
                     out = {k: v[:len(ok)] for k, v in out.items()}
                     captions = dict(zip(ok, model.decode_outputs(out)))
                 figures = {}

