@@ -72,6 +72,8 @@ def main(argv=None):
     parser.add_argument("--flickr8k", default=None)
     parser.add_argument("--dev-limit", type=int, default=300)
     parser.add_argument("--bonus", type=float, nargs="+", default=[2.0, 4.0, 8.0])
+    parser.add_argument("--threshold", type=float, nargs="+", default=[0.3],
+                        help="tag probabilities that constrain the caption (each bonus with each threshold)")
     parser.add_argument("--output", default="assets/benchmarks/open_world_captioning.json")
     args = parser.parse_args(argv)
 
@@ -110,10 +112,11 @@ def main(argv=None):
     results = {"model": args.model, "photos": len(paths), "temperature": best_t, "calibration_held_out": report,
                "tagger_top1_all": float(np.mean(tagger.probabilities(pooled).argmax(1) == labels)), "runs": {}}
     examples = {}
-    settings = [("captioner alone", None)] + [(f"tags, bonus {b}", b) for b in args.bonus]
+    settings = [("captioner alone", None)] + [(f"tags, bonus {b}, threshold {t}", (b, t))
+                                              for b in args.bonus for t in args.threshold]
     for name, bonus in settings:
         if bonus is not None:
-            tagger.bonus = bonus
+            tagger.bonus, tagger.threshold = bonus
         caps = caption_all(model, feats, objects=bonus is not None)
         named = [mentions(c.text, classes[y]) for c, y in zip(caps, labels)]
         results["runs"][name] = {"names_object_or_hypernym": float(np.mean(named)),
@@ -132,7 +135,7 @@ def main(argv=None):
         results["flickr8k_dev"] = {"images": len(names)}
         for name, bonus in settings:
             if bonus is not None:
-                tagger.bonus = bonus
+                tagger.bonus, tagger.threshold = bonus
             caps = caption_all(model, dev, objects=bonus is not None)
             scores = evaluate_captions({n: refs[n] for n in names}, {n: c.text for n, c in zip(names, caps)})
             results["flickr8k_dev"][name] = {k: v for k, v in scores.items() if isinstance(v, (int, float, str))}

@@ -39,6 +39,11 @@ from captioner.errors import ImageError  # noqa: E402  (after the inputs: import
 from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
 beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
+objects = st.toggle("Name the objects the backbone sees", value=model.backbone.name.startswith("efficientnet_lite"),
+                    key="caption_objects",
+                    help="The backbone's own ImageNet classifier tags the photo; a confident tag's word (WordNet: "
+                         "the class or its nearest hypernym the captioner knows) is pushed into the caption, "
+                         "and the class's own name filled in (as `captioner caption` does by default).")
 
 source_name, data = common.upload_or_sample(upload, sample_name, common.SAMPLES_DIR, "Upload a photo to caption it.")
 
@@ -49,14 +54,16 @@ except ImageError as exc:
     st.stop()
 
 model_path = SPEC.path
-result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
+result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length,
+              objects)
 caption = common.recall("caption_results", result_key)
 if caption is None:
     height, width = model.input_size
     pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) as in training
     try:
         with st.spinner("Captioning ..."), model_lock:
-            caption = model.caption([pixels], beam_size=beam_size, alpha=alpha, max_length=max_length)[0]
+            caption = model.caption([pixels], beam_size=beam_size, alpha=alpha, max_length=max_length,
+                                    objects=objects)[0]
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
@@ -74,6 +81,9 @@ with image_col:
     st.image(shown, caption=source_name, width="stretch")
 with text_col:
     st.markdown(f"### {caption.text or '(empty caption)'}")
+    if caption.objects:
+        st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
+            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in caption.objects))
     common.beam_metrics(caption, "Words", len(words))
     common.beam_hypotheses(caption.hypotheses, "caption")
     if maps.shape[0] == len(words) and words:

@@ -406,14 +406,14 @@ def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None,
             os.makedirs(attention_dir, exist_ok=True)
         _run(todo, model, sink, report, beam_size=beam_size, alpha=alpha, max_length=max_length,
              batch_size=batch_size, attention_dir=attention_dir, workers=workers, prefetch=prefetch,
-             progress=progress)
+             progress=progress, use_objects=use_objects)
     finally:
         sink.close()
     return report
 
 
 def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size, attention_dir, workers,
-         prefetch, progress):
+         prefetch, progress, use_objects=False):
     """The decode -> caption -> write loop over `todo`; fills `report`."""
     size = model.input_size
     workers = workers or min(8, (os.cpu_count() or 2) * 2)

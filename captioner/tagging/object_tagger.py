@@ -91,7 +91,9 @@ class ObjectTagger:
         min_probability: tags below this are not reported.
     """
 
-    def __init__(self, variant, vocabulary, temperature=1.0, threshold=0.3, bonus=4.0, top_k=3, min_probability=0.05):
+    # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
+    # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see README "Open-world captioning"
+    def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
