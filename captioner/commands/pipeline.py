@@ -6,6 +6,7 @@ command does not know (`--runner DataflowRunner --project P --region R ...`) are
 pipeline options. See `captioner.pipelines.caption` for the stages.
 """
 
+import argparse
 import sys
 
 DESCRIPTION = (
@@ -45,6 +46,8 @@ def register(subparsers):
     c.add_argument("--num-shards", type=int, default=0, help="output shards (0: the runner decides)")
     c.add_argument("--decode-threads", type=int, default=4, help="image decoding threads per batch")
     c.add_argument("--no-progress", action="store_true", help="no progress bar (it is drawn for local runners only)")
+    c.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                   help="object tags constrain the captions and rows list them, as `captioner caption` (default: on)")
     c.set_defaults(func=run_caption, pass_unknown_args=True)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
@@ -80,7 +83,7 @@ def run_caption(args):
     build_caption_pipeline(pipeline, args.input, args.output, model, beam_size=args.beam_size, alpha=args.alpha,
                            max_length=args.max_length, min_batch_size=args.min_batch_size,
                            max_batch_size=args.batch_size, num_shards=args.num_shards,
-                           decode_threads=args.decode_threads, progress_total=total)
+                           decode_threads=args.decode_threads, progress_total=total, objects=args.objects)
     result = pipeline.run()
     state = result.wait_until_finish()
     counts = counters(result)

@@ -168,13 +168,14 @@ class ImageCaptionerModelHandler(ModelHandler):
     worker process (its `Shared` handle) and `run_inference` on each batch of BatchElements."""
 
     def __init__(self, model_path, *, beam_size=None, alpha=None, max_length=None, min_batch_size=1,
-                 max_batch_size=32, decode_threads=4, progress_total=None):
+                 max_batch_size=32, decode_threads=4, progress_total=None, objects=True):
         if not 1 <= min_batch_size <= max_batch_size:
             raise InputError(f"batch sizes: need 1 <= min ({min_batch_size}) <= max ({max_batch_size})")
         super().__init__(min_batch_size=min_batch_size, max_batch_size=max_batch_size)
         self.model_path = os.fspath(model_path)
         self.beam_size, self.alpha, self.max_length = beam_size, alpha, max_length
         self.decode_threads = decode_threads
+        self.objects = objects  # object tags from the backbone's ImageNet head, as `captioner caption` (captioner.tagging)
         self.progress_total = progress_total  # a local run: a tqdm bar of this many images
         self._bar = None
 
@@ -197,7 +198,9 @@ class ImageCaptionerModelHandler(ModelHandler):
         rows = {}
         if ok:
             pixels = np.stack([decoded[i][0] for i in ok])  # (images, h, w, 3) uint8
-            out = model.generate(pixels, self.beam_size, self.alpha, self.max_length)
+            use_objects = self.objects and model.backbone.name.startswith("efficientnet_lite")
+            out = model.generate_from_features(model.encode(pixels), self.beam_size, self.alpha, self.max_length,
+                                               objects=use_objects)
             for i, cap in zip(ok, model.decode_outputs(out)):
                 rows[i] = caption_row(batch[i][0], cap)
         self._progress(len(batch))
@@ -259,7 +262,7 @@ def to_json_line(row):
 
 def build_caption_pipeline(pipeline, inputs, output, model_path, *, beam_size=None, alpha=None, max_length=None,
                            min_batch_size=1, max_batch_size=32, num_shards=0, suffix=DEFAULT_SUFFIX,
-                           decode_threads=4, progress_total=None):
+                           decode_threads=4, progress_total=None, objects=True):
     """Add the captioning stages to `pipeline` (a `beam.Pipeline`): files matched by `inputs`
     (globs or folders) -> rows -> `output`-SSSSS-of-NNNNN`suffix`. Returns the rows PCollection.
 
@@ -269,7 +272,7 @@ def build_caption_pipeline(pipeline, inputs, output, model_path, *, beam_size=No
     patterns = input_patterns(inputs)
     handler = ImageCaptionerModelHandler(
         model_path, beam_size=beam_size, alpha=alpha, max_length=max_length, min_batch_size=min_batch_size,
-        max_batch_size=max_batch_size, decode_threads=decode_threads, progress_total=progress_total)
+        max_batch_size=max_batch_size, decode_threads=decode_threads, progress_total=progress_total, objects=objects)
     matched = []
     for k, (pattern, folder) in enumerate(patterns):
         files = pipeline | f"Match{k}" >> fileio.MatchFiles(pattern)
