@@ -36,6 +36,9 @@ def register(subparsers):
     p.add_argument("--max-queue", type=int, default=256, help="waiting requests per task before 503 (default 256)")
     p.add_argument("--max-body-mb", type=float, default=10.0, help="largest request body (default 10 MB)")
     p.add_argument("--max-pixels", type=int, default=40_000_000, help="largest image, width * height (default 40M)")
+    p.add_argument("--allowed-hosts", nargs="+", default=None, metavar="NAME",
+                   help="Host header names to answer (default: localhost, 127.0.0.1 and ::1 when bound to loopback, "
+                        "which stops DNS-rebinding pages; any name when bound elsewhere); '*' for any")
     p.add_argument("--no-pipeline", dest="pipeline", action="store_false",
                    help="caption batches run backbone then beam search in one call, instead of the backbone of "
                         "the next batch overlapping the search of this one (less memory, lower throughput)")
@@ -64,9 +67,21 @@ def parse_models(entries):
 def run(args):
     from captioner.errors import InputError
 
+    import math
+
+    from captioner.serving.app import LOOPBACK_HOSTS
+
     for name in ("port", "max_batch", "max_queue", "max_pixels"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1")
+    if not (math.isfinite(args.max_wait_ms) and args.max_wait_ms >= 0):  # before any model loads
+        raise InputError(f"--max-wait-ms must be a finite number >= 0, got {args.max_wait_ms}")
+    if not (math.isfinite(args.max_body_mb) and args.max_body_mb > 0):
+        raise InputError(f"--max-body-mb must be a finite number > 0 (0 would turn the limit off), got {args.max_body_mb}")
+    if args.allowed_hosts is not None:
+        allowed = None if "*" in args.allowed_hosts else tuple(args.allowed_hosts)
+    else:
+        allowed = LOOPBACK_HOSTS if args.host.strip("[]") in LOOPBACK_HOSTS or args.host.startswith("127.") else None
     spec = parse_models(args.models)
     import uvicorn
 
@@ -76,7 +91,8 @@ def run(args):
     print(f"captioner serve: warming up {', '.join(models)}", file=sys.stderr, flush=True)
     warm_up(models)
     limits = Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024), max_pixels=args.max_pixels,
-                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, pipeline=args.pipeline)
+                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, pipeline=args.pipeline,
+                    allowed_hosts=allowed)
     app = create_app(models, limits)
     print(f"captioner serve: http://{args.host}:{args.port} (docs at /docs)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)

@@ -53,6 +53,7 @@ class Limits:
     max_wait_ms: float = 5.0                 # how long the first request of a batch waits for more
     max_queue: int = 256                     # waiting requests per task before 503
     pipeline: bool = True                    # captioner: backbone of batch n+1 overlaps the search of batch n
+    allowed_hosts: tuple | None = None       # Host header names served (None: any); `serve` on loopback: loopback names
 
 
 class HTTPError(Exception):
@@ -235,6 +236,30 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+class HostCheck:
+    """ASGI middleware: 400 JSON for a request whose Host header names none of `allowed` (a server
+    bound to loopback must not answer a page that DNS-rebinds its own name to 127.0.0.1)."""
+
+    def __init__(self, app, allowed):
+        self.app = app
+        self.allowed = {h.lower().strip("[]") for h in allowed}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        raw = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1").strip().lower()
+        name = raw[1:raw.index("]")] if raw.startswith("[") and "]" in raw else raw.rsplit(":", 1)[0] if \
+            raw.count(":") == 1 else raw
+        if name not in self.allowed:
+            return await _send_json(send, 400, {"error": f"Host {raw or '(none)'!r} is not served here; allowed: "
+                                                         f"{', '.join(sorted(self.allowed))} (captioner serve "
+                                                         "--allowed-hosts)"})
+        return await self.app(scope, receive, send)
+
+
 async def _send_json(send, status, payload):
     body = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": status,
@@ -323,6 +348,10 @@ def create_app(models, limits=None, batchers=None):
     def text_field(name, value):
         if not isinstance(value, str) or not value.strip():
             raise HTTPError(400, f"{name}: empty text")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800") that JSON can carry and UTF-8 cannot
+            raise HTTPError(400, f"{name}: not valid Unicode text (a lone surrogate code point)") from None
         if len(value) > limits.max_text_chars:
             raise HTTPError(413, f"{name}: {len(value)} characters, more than the limit of {limits.max_text_chars}")
         return value
@@ -360,6 +389,8 @@ def create_app(models, limits=None, batchers=None):
             body = json.loads(await request.body())
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise HTTPError(400, "the body is not valid JSON") from None
+        except RecursionError:
+            raise HTTPError(400, "the JSON body is nested too deeply") from None
         if not isinstance(body, dict):
             raise HTTPError(422, "the JSON body must be an object")
         return body
@@ -499,6 +530,8 @@ def create_app(models, limits=None, batchers=None):
 
     if limits.max_body_bytes:
         app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+    if limits.allowed_hosts is not None:
+        app.add_middleware(HostCheck, allowed=limits.allowed_hosts)  # added last: runs first
     return app
 
 

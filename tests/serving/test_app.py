@@ -227,3 +227,41 @@ def test_translate_with_a_subword_model_answers_in_words():
         assert client.post("/v1/translate", json={"text": "Zwei Hunde."}).status_code == 200
         r = client.post("/v1/translate", json={"text": "Zwei Hunde.", "max_length": 71})
         assert r.status_code == 422 and "1..70" in r.json()["error"]
+
+
+def test_client_errors_are_4xx_never_500(tiny):
+    """Issue 40 item 6: a lone surrogate in a text field, JSON nested 100,000 deep."""
+    model, good, _ = tiny
+    app = create_app({"caption": (model, "tiny.keras"), "translate": (object(), "stand-in.keras")}, Limits())
+    with TestClient(app) as client:
+        r = client.post("/v1/translate", content=b'{"text": "\\ud800"}', headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "surrogate" in r.json()["error"]
+        deep = b"[" * 100_000 + b"]" * 100_000
+        r = client.post("/v1/caption", content=deep, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "nested too deeply" in r.json()["error"]
+
+
+def test_only_the_allowed_host_names_are_served(tiny):
+    """Issue 40 item 7 (DNS rebinding): `serve` bound to loopback answers loopback names only."""
+    from captioner.serving.app import LOOPBACK_HOSTS
+
+    model, good, _ = tiny
+    app = create_app({"caption": (model, "tiny.keras")}, Limits(allowed_hosts=LOOPBACK_HOSTS))
+    for base, status in (("http://localhost:8000", 200), ("http://127.0.0.1:8000", 200), ("http://[::1]:8000", 200),
+                         ("http://rebound.example:8000", 400), ("http://127.0.0.1.evil.example", 400)):
+        with TestClient(app, base_url=base) as client:
+            r = client.get("/healthz")
+            assert r.status_code == status, base
+            if status == 400:
+                assert "not served here" in r.json()["error"]
+
+
+def test_serve_refuses_bad_limits_in_one_line_before_loading(capsys):
+    """Issue 40 item 8: --max-wait-ms -1 was a traceback after the models loaded, --max-body-mb 0 turned the
+    limit off."""
+    from captioner.cli import main
+
+    for argv in (["--max-wait-ms", "-1"], ["--max-wait-ms", "nan"], ["--max-body-mb", "0"], ["--max-body-mb", "-1"]):
+        assert main(["serve", "--models", "caption=/nonexistent.keras", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and argv[0] in err, err
