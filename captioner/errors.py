@@ -44,3 +44,27 @@ def text_file_errors(path):
         raise InputError(f"{path}: file not found") from None
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 text ({e})") from None
+
+
+# The documented bounds of every decoding option of the commands (checked before any work): a beam of
+# 100,000 or a length of 2**31 would only end in an out-of-memory kill.
+SEARCH_BOUNDS = {"beam_size": (1, 64), "max_length": (1, 1000), "n_best": (1, 64), "nbest": (1, 64),
+                 "num_samples": (1, 1000), "length": (1, 100_000)}
+MAX_ALPHA = 10.0
+
+
+def check_search_options(args):
+    """InputError naming the option unless each decoding option `args` has (argparse names as in
+    SEARCH_BOUNDS, and `alpha`) is None or within its bound; `alpha` must be finite, 0..MAX_ALPHA."""
+    for name, (low, high) in SEARCH_BOUNDS.items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value < low:
+            raise InputError(f"{flag} {value}: must be >= {low}")
+        if value > high:
+            raise InputError(f"{flag} {value}: must be at most {high}")
+    alpha = getattr(args, "alpha", None)
+    if alpha is not None and not (math.isfinite(alpha) and 0.0 <= alpha <= MAX_ALPHA):
+        raise InputError(f"--alpha {alpha}: must be a finite number in 0..{MAX_ALPHA:g}")

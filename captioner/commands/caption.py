@@ -79,7 +79,7 @@ def resolve_model(path):
 
 
 def run(args):
-    from captioner.errors import InputError
+    from captioner.errors import InputError, check_search_options
     from captioner.features.images import list_images
     from captioner.inference.batch import caption_images, load_captioner, parse_shard
 
@@ -88,6 +88,7 @@ def run(args):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_search_options(args)  # upper bounds and --alpha (the lower bounds above)
     model_path = resolve_model(args.model)
     paths = list_images(args.paths)
     if not paths:

@@ -43,7 +43,10 @@ def chat(model, lines, write, beam_size=None):
 
 
 def run(args):
+    from captioner.errors import check_search_options
     from captioner.models.dialogue_responder import load_dialogue_responder
+
+    check_search_options(args)  # --beam-size -1 was a traceback
 
     model = load_dialogue_responder(args.model)
 

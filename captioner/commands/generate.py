@@ -53,7 +53,10 @@ def check_args(args):
 
 
 def run(args):
+    from captioner.errors import check_search_options
+
     check_args(args)
+    check_search_options(args)  # --num-samples 1..1000, --length 1..100,000, --beam-size 1..64
     from captioner.models.language_model import load_language_model
     from captioner.text import tokenize
 

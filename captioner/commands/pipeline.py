@@ -62,7 +62,7 @@ def run_caption(args):
 
     from captioner.commands.caption import resolve_model
     from captioner.errors import InputError
-    from captioner.errors import check_non_negative
+    from captioner.errors import check_non_negative, check_search_options
     from captioner.pipelines.caption import build_caption_pipeline, count_inputs, counters, input_patterns, is_local
 
     for name in ("beam_size", "max_length", "batch_size", "min_batch_size", "decode_threads"):
@@ -70,6 +70,7 @@ def run_caption(args):
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     check_non_negative("--alpha", args.alpha)
+    check_search_options(args)
     check_non_negative("--num-shards", args.num_shards)
     if args.min_batch_size > args.batch_size:
         raise InputError(f"--min-batch-size {args.min_batch_size} is larger than --batch-size {args.batch_size}")

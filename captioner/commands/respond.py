@@ -67,13 +67,14 @@ def run(args):
 
     from captioner.commands.translate import output_stream
     from captioner.data.sgd import ResponseExample, response_examples
-    from captioner.errors import InputError
+    from captioner.errors import InputError, check_search_options
     from captioner.io import check_output_not_input
     from captioner.models.dialogue_responder import load_dialogue_responder
 
     for flag, value in (("--batch-size", args.batch_size), ("--nbest", args.nbest), ("--beam-size", args.beam_size)):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be >= 1, got {value}")
+    check_search_options(args)
     if not os.path.isfile(args.input):
         raise InputError(f"{args.input}: file not found")
     check_output_not_input(args.output, [args.input])

@@ -150,7 +150,7 @@ def summarize_rows(model, rows, args, write):
 
 def run(args):
     from captioner.commands.translate import output_stream
-    from captioner.errors import InputError
+    from captioner.errors import InputError, check_search_options
     from captioner.io import check_output_not_input
     from captioner.models.seq2seq import load_translator
 
@@ -158,6 +158,7 @@ def run(args):
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     if args.no_repeat_ngram is not None and args.no_repeat_ngram < 0:
         raise InputError(f"--no-repeat-ngram must be >= 0, got {args.no_repeat_ngram}")
+    check_search_options(args)
     check_output_not_input(args.output, [args.input, *args.files])
     rows = read_rows(args)  # before the model: a missing input fails fast
     model = load_translator(args.model)

@@ -145,13 +145,14 @@ def translate_lines(model, lines, args, write):
 def run(args):
     from captioner.models.seq2seq import load_translator
 
-    from captioner.errors import InputError, check_non_negative
+    from captioner.errors import InputError, check_non_negative, check_search_options
     from captioner.io import check_output_not_input
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
 
     check_non_negative("--coverage-penalty", args.coverage_penalty)  # before anything is read or written
+    check_search_options(args)
     check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
     lines = read_lines(args)

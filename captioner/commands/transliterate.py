@@ -59,7 +59,7 @@ def run(args):
     from tqdm import tqdm
 
     from captioner.commands.translate import output_stream, read_lines
-    from captioner.errors import InputError
+    from captioner.errors import InputError, check_search_options
     from captioner.inference.transliteration import transliterate_text
     from captioner.io import check_output_not_input
     from captioner.models.seq2seq import load_translator
@@ -68,6 +68,7 @@ def run(args):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_search_options(args)
     check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
     if not model.source_tokenizer.get("chars"):

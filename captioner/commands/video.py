@@ -42,7 +42,7 @@ def register(subparsers):
 def run(args):
     from tqdm.auto import tqdm
 
-    from captioner.errors import ImageError, InputError
+    from captioner.errors import ImageError, InputError, check_search_options
     from captioner.features.video import list_videos
     from captioner.models.video_captioner import VideoCaptioner
     from captioner.models.loading import load_video_model
@@ -52,6 +52,7 @@ def run(args):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_search_options(args)
     paths = list_videos(args.paths)
     if not paths:
         print(f"captioner video: no videos found in {' '.join(args.paths)}", file=sys.stderr)
