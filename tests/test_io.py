@@ -86,3 +86,16 @@ def test_every_text_command_refuses_to_write_over_its_input(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert "is the input" in err and len(err.splitlines()) == 1, (name, err)
         assert src.read_text() == body, name
+
+
+def test_a_fifo_document_is_refused_without_being_opened(tmp_path):
+    import os
+
+    import pytest
+
+    from captioner.data.documents import read_document_file
+    from captioner.errors import InputError
+
+    os.mkfifo(tmp_path / "post.txt")
+    with pytest.raises(InputError, match="not a regular file"):
+        read_document_file(tmp_path / "post.txt")  # would block forever if it opened it

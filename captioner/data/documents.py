@@ -83,6 +83,11 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
 def read_document_file(path) -> tuple[str, str]:
     """``(text, encoding)`` of a document file (:func:`decode_bytes`); a missing or unreadable
     file is an InputError naming it."""
+    from captioner.features.paths import not_a_regular_file
+
+    reason = not_a_regular_file(path)  # a FIFO would block the run
+    if reason:
+        raise InputError(f"{path}: {reason}")
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:

@@ -54,6 +54,12 @@ def open_image(source, name=None):
     Raises ImageError(name, reason) for a missing, truncated, non-image or oversized file.
     """
     name = name or (str(source) if isinstance(source, (str, os.PathLike)) else "<upload>")
+    if isinstance(source, (str, os.PathLike)):
+        from captioner.features.paths import not_a_regular_file
+
+        reason = not_a_regular_file(source)  # a FIFO named x.jpg would block the whole batch
+        if reason:
+            raise ImageError(name, reason)
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     try:

@@ -29,3 +29,18 @@ def list_files(paths, extensions, recursive=True):
         else:
             found.append(entry)
     return list(dict.fromkeys(found))
+
+
+def not_a_regular_file(path):
+    """A reason (str) when `path` exists but is not a regular file (a FIFO, socket or device,
+    which a read would block on or stream from forever), else None. Links are followed."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the reader's own error says so
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"not a regular file ({kind}): not read"

@@ -250,3 +250,24 @@ def test_word_attention_keeps_each_map_with_its_word(tiny_model):
     words, maps = word_attention(tiny_model, out, 0)
     assert words == ["a", "dog"]
     np.testing.assert_array_equal(maps, attention[0, 0, [0, 2, 4]].reshape(3, gh, gw))
+
+
+def test_a_fifo_named_like_an_image_is_an_error_row_not_a_hang(tiny_model, image_dir, tmp_path):
+    """Issue 40 item 11: a FIFO named x.jpg hung the batch (a read blocks until a writer comes)."""
+    import signal
+
+    root, good, broken = image_dir
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "a.jpg").write_bytes(open(good[0], "rb").read())
+    os.mkfifo(folder / "x.jpg")
+    out = tmp_path / "c.jsonl"
+    signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("the FIFO was opened")))
+    signal.alarm(120)
+    try:
+        report = caption_images(list_images([str(folder)]), tiny_model, output=str(out), progress=False)
+    finally:
+        signal.alarm(0)
+    rows = {os.path.basename(r["image"]): r for r in _jsonl(str(out))}
+    assert report.captioned == 1 and "caption" in rows["a.jpg"]
+    assert "not a regular file (a FIFO)" in rows["x.jpg"]["error"]
