@@ -105,13 +105,15 @@ def out_row(row, **fields):
 
 
 def summarize_rows(model, rows, args, write):
-    """Summarize [(where, row, error)], calling write(dict) once per row, in order."""
+    """Summarize [(where, row, error)], calling write(dict) once per row, in order. Returns how
+    many rows could not be summarized (written with "summary": null and their error)."""
     from tqdm import tqdm
 
     options = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
                    no_repeat_ngram=args.no_repeat_ngram)
     cut = model.max_source_length * 50  # characters enough for the words the model reads
     bar = tqdm(total=len(rows), unit="doc", desc="summarize", file=sys.stderr, disable=None)
+    failed = 0
     for start in range(0, len(rows), args.batch_size):
         chunk = rows[start:start + args.batch_size]
         texts = []
@@ -138,6 +140,7 @@ def summarize_rows(model, rows, args, write):
             if error is not None or result is None:
                 warn(f"{where}: {error}; wrote a row with \"summary\": null")
                 write(out_row(row, summary=None, error=f"{where}: {error}"))
+                failed += 1
                 continue
             truncated = result.truncated or len(row["text"]) > cut
             fields = {"summary": result.text}
@@ -146,6 +149,7 @@ def summarize_rows(model, rows, args, write):
             write(out_row(row, **fields))
         bar.update(len(chunk))
     bar.close()
+    return failed
 
 
 def run(args):
@@ -170,5 +174,6 @@ def run(args):
             if out is sys.stdout:
                 out.flush()
 
-        summarize_rows(model, rows, args, write)
-    return 0
+        failed = summarize_rows(model, rows, args, write)
+    # like caption, classify, video and pipeline: every row written, exit status 1 when any failed
+    return 1 if failed else 0

@@ -78,7 +78,7 @@ def test_bundled_model_on_dev_sources_through_the_cli_beats_lead_n(bundled, tmp_
     src = tmp_path / "docs.jsonl"
     src.write_text("".join(json.dumps({"id": p.id, "text": p.source}) + "\n" for p in dev) + "{bad\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    assert main(["summarize", "--model", str(path), "--input", str(src), "--output", str(out)]) == 0
+    assert main(["summarize", "--model", str(path), "--input", str(src), "--output", str(out)]) == 1  # the bad row
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == len(dev) + 1 and rows[-1]["summary"] is None
     assert [r["id"] for r in rows[:-1]] == [p.id for p in dev]
