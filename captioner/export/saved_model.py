@@ -9,10 +9,11 @@ Image captioner (`ImageCaptioner`): one graph does everything the Python path do
 
 Signatures (see `saved_model_cli show --all`):
 
-* ``serving_default(images, beam_size=<model's>, alpha=<model's>, max_length=<model's>)``:
-  ``images`` string (B,) of encoded image bytes; the three settings are scalar inputs whose
-  SignatureDef defaults are the model's (TF Serving and ``saved_model_cli run`` may leave
-  them out; from Python call ``loaded.caption(images)`` or pass all four to the signature).
+* ``serving_default(images)``: ``images`` string (B,) of encoded image bytes, decoded at the
+  model's own beam size, alpha and maximum length (TF Serving, ``saved_model_cli run`` and
+  ``loaded.signatures["serving_default"](images=...)`` need nothing else).
+* ``caption_with_settings(images, beam_size, alpha, max_length)``: the same with the three
+  settings as scalar inputs (``loaded.caption(images, beam_size=...)`` from Python).
 * ``caption_pixels(pixels, beam_size, alpha, max_length)``: uint8 (B, H, W, 3) at the input size.
 
 Outputs: ``caption`` string (B,), ``score`` float (B,) (log_prob / length**alpha),
@@ -20,7 +21,8 @@ Outputs: ``caption`` string (B,), ``score`` float (B,) (log_prob / length**alpha
 end), ``attention`` float (B, T, h, w) (one map per generated token of the best hypothesis, zeros
 after its end), ``hypotheses`` string (B, K) and ``hypothesis_scores`` (B, K), best first.
 
-Translator (`Seq2Seq`): ``serving_default(sentences, beam_size, alpha, max_length)``:
+Translator (`Seq2Seq`): ``serving_default(sentences)`` at the model's settings, and
+``translate_with_settings(sentences, beam_size, alpha, max_length)``:
 string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothesis_scores``,
 ``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
 of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
@@ -111,6 +113,10 @@ class CaptionerModule(tf.Module):
         self.caption_pixels = tf.function(
             caption_pixels, input_signature=[tf.TensorSpec((None, h, w, 3), tf.uint8, name="pixels")]
             + _scalar_specs(), autograph=False)
+        # serving_default: the images alone, at the model's settings (what TF Serving and a Python
+        # caller of `signatures["serving_default"](images=...)` expect); the settings: caption_with_settings
+        self.caption_images = tf.function(lambda images: caption(images), autograph=False,
+                                          input_signature=[tf.TensorSpec((None,), tf.string, name="images")])
 
     def _caption(self, pixels, beam_size, alpha, max_length):
         model = self._model
@@ -131,7 +137,8 @@ class CaptionerModule(tf.Module):
         }
 
     def signatures(self):
-        return {"serving_default": self.caption, "caption_pixels": self.caption_pixels}
+        return {"serving_default": self.caption_images, "caption_with_settings": self.caption,
+                "caption_pixels": self.caption_pixels}
 
 
 class TranslatorModule(tf.Module):
@@ -163,6 +170,9 @@ class TranslatorModule(tf.Module):
         self.translate = tf.function(
             translate, input_signature=[tf.TensorSpec((None,), tf.string, name="sentences")] + _scalar_specs(),
             autograph=False)
+        self.translate_sentences = tf.function(  # serving_default: the sentences alone, the model's settings
+            lambda sentences: translate(sentences), autograph=False,
+            input_signature=[tf.TensorSpec((None,), tf.string, name="sentences")])
 
     def _translate(self, sentences, beam_size, alpha, max_length):
         """Tokenize (words, or SentencePiece pieces through `SubwordGraph`), cut, look up, decode
@@ -230,7 +240,7 @@ class TranslatorModule(tf.Module):
         return tf.where(known != "", known, tf.where(tf.reduce_any(match, -1), written, target))
 
     def signatures(self):
-        return {"serving_default": self.translate}
+        return {"serving_default": self.translate_sentences, "translate_with_settings": self.translate}
 
 
 class SubwordGraph(tf.Module):

@@ -97,6 +97,12 @@ def test_tiny_captioner_same_captions_in_process(tiny):
             np.testing.assert_allclose(out["attention"].numpy()[b, :steps], c.attention, atol=1e-5)
             assert [w.decode() for w in out["words"].numpy()[b] if w] == c.tokens
             assert [h.decode() for h in out["hypotheses"].numpy()[b]] == [t for t, _ in c.hypotheses]
+    # serving_default takes the images alone (issue 40 item 16), at the model's settings
+    out = loaded.signatures["serving_default"](images=images)
+    assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in model.caption(paths)]
+    out = loaded.signatures["caption_with_settings"](images=images, beam_size=tf.constant(1), alpha=tf.constant(0.0),
+                                                     max_length=tf.constant(4))
+    assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in model.caption(paths, 1, 0.0, 4)]
     pixels = np.stack([model.load_pixels(p) for p in paths])
     out = loaded.signatures["caption_pixels"](pixels=tf.constant(pixels), beam_size=tf.constant(2),
                                               alpha=tf.constant(0.0), max_length=tf.constant(6))
@@ -119,8 +125,8 @@ def test_tiny_captioner_runs_without_captioner_and_cli_describes_it(tiny):
     cli = Path(sys.executable).with_name("saved_model_cli")
     shown = subprocess.run([str(cli), "show", "--dir", saved, "--all"], capture_output=True, text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr[-2000:]
-    for text in ("signature_def['serving_default']", "inputs['images']", "inputs['beam_size']", "outputs['caption']",
-                 "DT_STRING"):
+    for text in ("signature_def['serving_default']", "signature_def['caption_with_settings']", "inputs['images']",
+                 "inputs['beam_size']", "outputs['caption']", "DT_STRING"):
         assert text in shown.stdout
 
 
@@ -160,6 +166,9 @@ def test_tiny_translator_same_translations(tmp_path):
     for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 5}]:
         out, _ = _same_translations(model, loaded, sentences, settings)
     assert out["score"].numpy()[2] == -np.inf  # the empty sentence
+    plain = loaded.signatures["serving_default"](sentences=tf.constant(sentences))  # the sentences alone
+    assert [t.decode() for t in plain["translation"].numpy()] == [t.text for t in model.translate(sentences)]
+    assert "translate_with_settings" in loaded.signatures
 
 
 def _same_translations(model, loaded, sentences, settings):
