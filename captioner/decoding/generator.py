@@ -21,7 +21,9 @@ fourth element, ``start_tokens`` int32 (B,), the first input token of each input
 * ``banned_ids``: ids the search never generates (-inf at every step);
 * decoding strategies: beam search (greedy = width 1), or sampling (``temperature``, ``top_k``,
   ``seed``; :mod:`captioner.decoding.sampling`) as a rule of the same search with one beam;
-* one compiled function per decoding setting (beam size, alpha, max length, sampling) and input kind,
+* one compiled function per decoding setting (beam size, alpha, max length, sampling) and input kind
+  (at most ``MAX_COMPILED``, least recently used dropped: a server given a new alpha per request
+  keeps bounded memory),
   ``tf.function(reduce_retracing=True)``, with the batch dimension left free (plus the dims
   ``input_signature`` leaves free), so it is traced once per setting; a sampling function takes
   the seed as one more (scalar int32) input, so a new seed per batch (self-critical training
@@ -32,6 +34,8 @@ fourth element, ``start_tokens`` int32 (B,), the first input token of each input
 """
 
 from __future__ import annotations
+
+import collections
 
 import numpy as np
 import tensorflow as tf
@@ -134,6 +138,9 @@ def _seed(seed):
     return tf.cast(seed, tf.int32) if tf.is_tensor(seed) else int(seed) % 2**31
 
 
+MAX_COMPILED = 16  # compiled functions a Generator keeps; the least recently used is dropped (its graph freed)
+
+
 class Generator:
     """Decodes a model's inputs with the one beam search (see the module docstring).
 
@@ -158,7 +165,7 @@ class Generator:
         self.input_signature = None if input_signature is None else list(input_signature)
         self.start_id, self.pad_id = int(start_id), int(pad_id)
         self.end_id = None if end_id is None else int(end_id)
-        self._compiled = {}  # (settings, input specs) -> tf.function
+        self._compiled = collections.OrderedDict()  # (settings, input specs) -> tf.function, most recent last
 
     def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
                token_bonus=None):
@@ -216,7 +223,9 @@ class Generator:
         key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus))
         extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
             ([tf.TensorSpec((), tf.int32)] if sampling else [])
-        if key not in self._compiled:
+        if key in self._compiled:
+            self._compiled.move_to_end(key)
+        else:
             def decode(*xs):
                 xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
                 xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
@@ -228,6 +237,8 @@ class Generator:
             self._compiled[key] = tf.function(
                 decode, input_signature=list(signature) + extra,
                 reduce_retracing=True, autograph=False)
+            while len(self._compiled) > MAX_COMPILED:  # a server sent a new alpha each request: bounded memory
+                self._compiled.popitem(last=False)
         return self._compiled[key]
 
     def with_preprocess(self, preprocess, input_signature=None) -> Generator:

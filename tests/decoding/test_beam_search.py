@@ -502,3 +502,25 @@ def test_token_bonus_through_the_compiled_generator_and_without_it():
     assert with_bonus["tokens"][1, 0, :2].tolist() == [B, END] and with_bonus["tokens"][0, 0, :2].tolist() == [A, END]
     assert without["tokens"][1, 0, :2].tolist() == [A, END]
     assert len(generator._compiled) == 2
+
+
+def test_the_generator_keeps_a_bounded_number_of_compiled_functions():
+    """Issue 40 item 3: every new alpha compiled (and kept) one more graph, without bound."""
+    from captioner.decoding import Generator
+    from captioner.decoding.generator import MAX_COMPILED
+
+    class Decoder:
+        def prepare(self, annotations, mask, initial_state):
+            zeros = tf.zeros(tf.shape(annotations)[:1])
+            return annotations, {"table": zeros, "code": zeros, "step": zeros}
+
+        def step(self, tokens, state, memory):
+            return markov_step_fn(BONUS_TABLE[None])(tokens, state)
+
+    generator = Generator(Decoder(), lambda x: (x, None, None))
+    x = tf.zeros((1, 2, 1))
+    first = generator(x, beam_size=1, alpha=0.0, max_length=3).numpy()
+    for i in range(MAX_COMPILED + 4):
+        generator(x, beam_size=1, alpha=0.01 * (i + 1), max_length=3)
+    assert len(generator._compiled) == MAX_COMPILED
+    np.testing.assert_array_equal(generator(x, beam_size=1, alpha=0.0, max_length=3).numpy()["tokens"], first["tokens"])
