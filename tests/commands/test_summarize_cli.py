@@ -89,3 +89,15 @@ def test_refuses_bad_options(model_path, tmp_path, capsys):
     assert main(["summarize", "--model", model_path, "--input", str(src), str(src)]) != 0
     err = capsys.readouterr().err
     assert "--no-repeat-ngram must be >= 0" in err and "not both" in err
+
+
+def test_a_lone_surrogate_row_is_an_error_row_and_the_others_are_answered(model_path, tmp_path):
+    """Issue 40 item 13: {"text": "\\ud800 tax"} must not take the run down."""
+    src = tmp_path / "docs.jsonl"
+    src.write_text('{"text": "a b"}\n{"text": "\\ud800 tax"}\n{"text": "d a"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    status = main(["summarize", "--model", model_path, "--input", str(src), "--output", str(out)])
+    rows = rows_of(out)
+    assert len(rows) == 3 and isinstance(rows[0]["summary"], str) and isinstance(rows[2]["summary"], str)
+    assert status == (1 if rows[1]["summary"] is None else 0)
+    json.dumps(rows, ensure_ascii=False).encode("utf-8")  # the output is valid UTF-8
