@@ -97,12 +97,20 @@ class DocumentClassifier(keras.Model):
         return self.attend(inputs, training=training)[0]
 
     # -- text in, labels out -----------------------------------------------------------------
+    @property
+    def max_chars(self):
+        """Characters of a text read at most: far more than the words the model reads (25 a word),
+        so a 50 MB one-line file never reaches NLTK's tokenizer whole (its regex times out)."""
+        return max(10_000, (self.max_sentences + 1) * self.max_words * 25)
+
     def read(self, text):
         """(sentences of words as written, truncated?) of one text, as the model reads it."""
         from captioner.data.documents import to_hierarchy
 
-        sentences = to_hierarchy(text, self.max_sentences + 1, self.max_words, lower=False, split_long=self.split_long)
-        return sentences[: self.max_sentences], len(sentences) > self.max_sentences
+        cut = len(text) > self.max_chars
+        sentences = to_hierarchy(text[: self.max_chars], self.max_sentences + 1, self.max_words, lower=False,
+                                 split_long=self.split_long)
+        return sentences[: self.max_sentences], cut or len(sentences) > self.max_sentences
 
     def encode(self, hierarchies):
         """[[words]] per document -> (B, max_sentences, max_words) int32 ids (words lower-cased)."""

@@ -3,6 +3,7 @@ a Latin-1 post read, broken files reported and skipped, the output written whole
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,21 @@ def test_formats_and_a_bad_model(model_path, tmp_path):
     [row] = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["read_as"] == "text" and row["sentences"][0].startswith("From")
     assert main(["classify", "--model", str(tmp_path / "none.keras"), str(docs), "--output", str(out)]) == 2
+
+
+def test_a_huge_one_line_file_is_cut_and_reported_and_its_neighbour_classified(model_path, tmp_path):
+    """Issue 40 item 14: a 50 MB one-line file raised NLTK's regex TimeoutError (a traceback) and
+    the other file of the folder got no row."""
+    import time
+
+    folder = tmp_path / "posts"
+    folder.mkdir()
+    (folder / "a_huge.txt").write_text("word " * 4_000_000, encoding="utf-8")  # 20 MB, one line
+    (folder / "b.txt").write_text("the team won the game. the fans cheered.\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    start = time.perf_counter()
+    assert main(["classify", "--model", str(model_path), str(folder), "--output", str(out)]) == 0
+    assert time.perf_counter() - start < 300  # not a hang (it takes seconds)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [os.path.basename(r["source"]) for r in rows] == ["a_huge.txt", "b.txt"]
+    assert rows[0]["truncated"] is True and rows[0]["label"] and rows[1]["label"]
