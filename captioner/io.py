@@ -100,3 +100,18 @@ def check_output_not_input(output, inputs, flag="--output"):
         elif os.path.samefile(path, output):
             raise InputError(f"{flag} {output}: is the input {path} itself; writing it would replace the "
                              "input; name another output file")
+
+
+def check_writable(path, flag="--output"):
+    """InputError naming `path` unless a file can be written there (its folder made if missing,
+    a temporary file created and removed), checked before any work."""
+    from captioner.errors import InputError
+
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".tmp-probe-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None

@@ -99,3 +99,32 @@ def test_a_fifo_document_is_refused_without_being_opened(tmp_path):
     os.mkfifo(tmp_path / "post.txt")
     with pytest.raises(InputError, match="not a regular file"):
         read_document_file(tmp_path / "post.txt")  # would block forever if it opened it
+
+
+def test_an_unwritable_output_is_one_line(tmp_path, capsys):
+    """Issue 40 item 15: --output under a read-only folder (here: under a file) was a 23-27 line traceback."""
+    from captioner.cli import main
+
+    (tmp_path / "plain").write_text("a file")
+    src = tmp_path / "in.txt"
+    src.write_text("x\n")
+    out = str(tmp_path / "plain" / "out.jsonl")
+    for argv in (["make-qa", "--captions", str(src), "--images", str(src), "--output", out],):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "cannot be written" in err, err
+
+
+def test_output_stream_refuses_an_unwritable_path_in_one_line(tmp_path):
+    import pytest
+
+    from captioner.commands.translate import output_stream
+    from captioner.errors import InputError
+
+    (tmp_path / "plain").write_text("a file")
+    with pytest.raises(InputError, match="cannot be written"):
+        with output_stream(str(tmp_path / "plain" / "out.txt")):
+            pass
+    with output_stream(str(tmp_path / "ok.txt")) as f:
+        f.write("kept\n")
+    assert (tmp_path / "ok.txt").read_text() == "kept\n"

@@ -58,12 +58,15 @@ def run(args):
     from captioner.data.coco_qa import generate_qa, read_image_list
     from captioner.data.flickr8k import read_flickr8k_captions
     from captioner.errors import InputError
-    from captioner.io import atomic_path, check_output_not_input, write_json
+    from captioner.io import atomic_path, check_output_not_input, check_writable, write_json
 
     if args.min_answer_count < 0 or args.yesno_per_image < 0:
         raise InputError("--min-answer-count and --yesno-per-image must be >= 0")
     inputs = [args.captions, args.images, args.answers_from]
     check_output_not_input(args.output, inputs)
+    check_writable(args.output)
+    if args.stats:
+        check_writable(args.stats, "--stats")
     check_output_not_input(args.stats, inputs + [args.output], flag="--stats")
     captions = read_flickr8k_captions(args.captions)
     names = read_image_list(args.images)

@@ -77,11 +77,16 @@ def output_stream(path):
     if not path:
         yield sys.stdout
         return
+    from captioner.errors import InputError
     from captioner.io import atomic_path
 
-    with atomic_path(path, os.path.splitext(path)[1] or ".txt") as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            yield f
+    with contextlib.ExitStack() as stack:
+        try:
+            tmp = stack.enter_context(atomic_path(path, os.path.splitext(path)[1] or ".txt"))
+            f = stack.enter_context(open(tmp, "w", encoding="utf-8"))
+        except OSError as e:  # a read-only folder, a path under a file, ...: one line, not a traceback
+            raise InputError(f"--output {path}: cannot be written ({e.strerror or e})") from None
+        yield f
 
 
 def translate_lines(model, lines, args, write):
