@@ -67,15 +67,13 @@ def list_documents(paths):
 def read_for_model(path, fmt="auto"):
     """(text the model reads, how it was read, encoding) of one file; InputError naming it."""
     from captioner.data.bbc_news import parse_bbc_article
-    from captioner.data.documents import read_document_file
+    from captioner.data.documents import read_text_file
     from captioner.data.newsgroups import parse_post
     from captioner.errors import InputError
 
     if os.path.isdir(path):
         raise InputError(f"{path}: is a folder")
-    text, encoding = read_document_file(path)  # missing or unreadable: InputError naming it
-    if "\0" in text[:8192]:
-        raise InputError(f"{path}: a binary file (NUL bytes), not text")
+    text, encoding = read_text_file(path)  # missing, unreadable or binary: InputError naming it
     if not text.strip():
         raise InputError(f"{path}: empty file")
     if fmt == "auto":

@@ -97,6 +97,15 @@ def read_document_file(path) -> tuple[str, str]:
     return decode_bytes(data)
 
 
+def read_text_file(path) -> tuple[str, str]:
+    """:func:`read_document_file` for a file that must be text: a binary file (NUL bytes in its
+    first 8 KiB) is an InputError naming it, never read as Latin-1 (`classify`, `respond`, `chat`)."""
+    text, encoding = read_document_file(path)
+    if "\0" in text[:8192]:
+        raise InputError(f"{path}: a binary file (NUL bytes), not text")
+    return text, encoding
+
+
 # ---------------------------------------------------------------------------------------------
 # dev splits
 

@@ -94,9 +94,9 @@ def load_sgd(folder, limit_files: int | None = None) -> list[Dialogue]:
 
 def read_plain_dialogue(path) -> Dialogue:
     """One dialogue from a text file of alternating USER / SYSTEM lines (see the module doc)."""
-    from captioner.data.documents import read_document_file
+    from captioner.data.documents import read_text_file
 
-    text, _ = read_document_file(path)
+    text, _ = read_text_file(path)  # a binary file is refused, not read as a 1,500-turn dialogue
     turns = []
     for n, line in enumerate(text.split("\n"), start=1):
         line = line.strip()
@@ -120,9 +120,9 @@ def read_plain_dialogue(path) -> Dialogue:
 def read_jsonl_dialogue(path) -> Dialogue:
     """One dialogue from a JSON-lines file: one ``{"speaker": ..., "utterance": ...}`` object a
     line, oldest first (the speaker USER or SYSTEM, any case)."""
-    from captioner.data.documents import read_document_file
+    from captioner.data.documents import read_text_file
 
-    text, _ = read_document_file(path)
+    text, _ = read_text_file(path)  # a binary file is refused, not read as a 1,500-turn dialogue
     turns = []
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():

@@ -123,3 +123,12 @@ def test_a_crash_part_way_leaves_the_old_output_whole(model_path, tmp_path, monk
               "--batch-size", "2"])
     assert len(calls) == 2 and out.read_text() == "old output\n"
     assert [p.name for p in tmp_path.iterdir() if "out.jsonl" in p.name] == ["out.jsonl"]  # no temporary left
+
+
+def test_a_binary_file_is_refused_not_read_as_a_dialogue(model_path, tmp_path, capsys):
+    """Issue 40 item 15: a binary file was taken as a 1528-turn dialogue and raw bytes echoed."""
+    binary = tmp_path / "photo.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40)
+    assert main(["respond", "--model", str(model_path), "--input", str(binary)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "binary file" in err and len(err.splitlines()) == 1
