@@ -187,6 +187,9 @@ class TranslatorModule(tf.Module):
             tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
         tokens = tokens[:, : model.max_source_length]
         source_tokens = tokens.to_tensor(default_value="")  # (B, S)
+        # at least one column: a batch of only empty sentences must not reduce over an empty axis
+        source_tokens = tf.pad(source_tokens, [[0, 0], [0, tf.maximum(1 - tf.shape(source_tokens)[1], 0)]],
+                               constant_values="")  # (B, max(S, 1))
         n_source = tokens.row_lengths()  # (B,)
         ids = tf.cast(self._source_lookup(tokens), tf.int32).to_tensor(default_value=PAD_ID)  # (B, S)
         # a sentence without tokens is decoded from one <pad> (the Python path skips it) and blanked below

@@ -166,6 +166,9 @@ def test_tiny_translator_same_translations(tmp_path):
     for settings in [{}, {"beam_size": 1, "alpha": 0.0, "max_length": 5}]:
         out, _ = _same_translations(model, loaded, sentences, settings)
     assert out["score"].numpy()[2] == -np.inf  # the empty sentence
+    empty = loaded.translate(tf.constant(["", "  "]))  # only empty sentences (issue 40 item 15): "" each
+    assert [t.decode() for t in empty["translation"].numpy()] == ["", ""]
+    assert np.all(empty["score"].numpy() == -np.inf)
     plain = loaded.signatures["serving_default"](sentences=tf.constant(sentences))  # the sentences alone
     assert [t.decode() for t in plain["translation"].numpy()] == [t.text for t in model.translate(sentences)]
     assert "translate_with_settings" in loaded.signatures
