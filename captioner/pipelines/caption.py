@@ -100,6 +100,20 @@ def count_inputs(patterns):
     return len(paths)
 
 
+UNNAMEABLE = -1  # the size given to a match whose name is not UTF-8 (Beam's coders would crash on it)
+
+
+def path_and_size(match):
+    """A file match -> (path, size); a name that is not valid UTF-8 (a byte such as 0xff, which
+    Python holds as a surrogate) -> (the name with backslash escapes, UNNAMEABLE): an error row
+    for that file, the others go on."""
+    try:
+        match.path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(match.path).decode("utf-8", "backslashreplace"), UNNAMEABLE
+    return match.path, match.size_in_bytes
+
+
 class ReadImageFiles(beam.DoFn):
     """(path, size) -> (path, bytes); a file too large or unreadable -> an error row on the
     `errors` output."""
@@ -108,6 +122,10 @@ class ReadImageFiles(beam.DoFn):
 
     def process(self, element):
         path, size = element
+        if size == UNNAMEABLE:
+            yield beam.pvalue.TaggedOutput(self.ERRORS, error_row(
+                path, "the file name is not valid UTF-8 (shown with backslash escapes); rename the file"))
+            return
         if size is not None and size > MAX_IMAGE_BYTES:
             yield beam.pvalue.TaggedOutput(self.ERRORS, error_row(
                 path, f"file too large ({size / 2**20:.1f} MB; images of at most {MAX_IMAGE_BYTES >> 20} MB are read)"))
@@ -278,7 +296,7 @@ def build_caption_pipeline(pipeline, inputs, output, model_path, *, beam_size=No
         files = pipeline | f"Match{k}" >> fileio.MatchFiles(pattern)
         if folder:
             files = files | f"ImageExtensions{k}" >> beam.Filter(lambda m: has_image_extension(m.path))
-        matched.append(files | f"PathSize{k}" >> beam.Map(lambda m: (m.path, m.size_in_bytes)))
+        matched.append(files | f"PathSize{k}" >> beam.Map(path_and_size))
     files = (matched | "AllInputs" >> beam.Flatten()) if len(matched) > 1 else matched[0]
     read = (files
             | "Distinct" >> beam.Distinct()  # also a shuffle: the files of one glob spread over the workers

@@ -229,3 +229,18 @@ def test_bundled_model_three_photos_and_a_broken_file_same_as_captioner_caption(
         if "caption" in row:
             assert row["caption"] == expected[image]["caption"] and row["caption"]
             assert np.isclose(row["score"], expected[image]["score"], atol=1e-3)
+
+
+def test_a_file_name_that_is_not_utf8_is_an_error_row_and_the_others_are_captioned(tiny, tmp_path):
+    """Issue 40 item 12: `a\\xffb.jpg` crashed the whole pipeline (158-line traceback, no shards)."""
+    import shutil
+
+    model, _, good, _ = tiny
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    shutil.copy(good[0], folder / "ok.jpg")
+    shutil.copy(good[0], os.fsdecode(os.fsencode(str(folder)) + b"/a\xffb.jpg"))
+    counts = run_pipeline([str(folder)], tmp_path / "out" / "c", model)
+    rows = {os.path.basename(r["image"]): r for r in read_shards(tmp_path / "out" / "c")}
+    assert counts == {"captioned": 1, "failed": 1}
+    assert "caption" in rows["ok.jpg"] and "not valid UTF-8" in rows["a\\xffb.jpg"]["error"]
