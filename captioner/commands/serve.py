@@ -36,6 +36,13 @@ def register(subparsers):
     p.add_argument("--max-queue", type=int, default=256, help="waiting requests per task before 503 (default 256)")
     p.add_argument("--max-body-mb", type=float, default=10.0, help="largest request body (default 10 MB)")
     p.add_argument("--max-pixels", type=int, default=40_000_000, help="largest image, width * height (default 40M)")
+    p.add_argument("--max-decode-pixels", type=int, default=80_000_000,
+                   help="pixels of the images decoded at once over all requests; an upload that does not fit "
+                        "now gets 503 (default 80M: twice --max-pixels)")
+    p.add_argument("--body-timeout", type=float, default=60.0,
+                   help="seconds a request body may take to arrive, else 408 (default 60)")
+    p.add_argument("--max-connections", type=int, default=64,
+                   help="open connections at once; past it new ones get 503 (default 64)")
     p.add_argument("--allowed-hosts", nargs="+", default=None, metavar="NAME",
                    help="Host header names to answer (default: localhost, 127.0.0.1 and ::1 when bound to loopback, "
                         "which stops DNS-rebinding pages; any name when bound elsewhere); '*' for any")
@@ -71,11 +78,13 @@ def run(args):
 
     from captioner.serving.app import LOOPBACK_HOSTS
 
-    for name in ("port", "max_batch", "max_queue", "max_pixels"):
+    for name in ("port", "max_batch", "max_queue", "max_pixels", "max_decode_pixels", "max_connections"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be >= 1")
     if not (math.isfinite(args.max_wait_ms) and args.max_wait_ms >= 0):  # before any model loads
         raise InputError(f"--max-wait-ms must be a finite number >= 0, got {args.max_wait_ms}")
+    if not (math.isfinite(args.body_timeout) and args.body_timeout > 0):
+        raise InputError(f"--body-timeout must be a finite number of seconds > 0, got {args.body_timeout}")
     if not (math.isfinite(args.max_body_mb) and args.max_body_mb > 0):
         raise InputError(f"--max-body-mb must be a finite number > 0 (0 would turn the limit off), got {args.max_body_mb}")
     if args.allowed_hosts is not None:
@@ -92,8 +101,10 @@ def run(args):
     warm_up(models)
     limits = Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024), max_pixels=args.max_pixels,
                     max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, pipeline=args.pipeline,
-                    allowed_hosts=allowed)
+                    allowed_hosts=allowed, max_decode_pixels=args.max_decode_pixels,
+                    body_timeout_s=args.body_timeout)
     app = create_app(models, limits)
     print(f"captioner serve: http://{args.host}:{args.port} (docs at /docs)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False,
+                limit_concurrency=args.max_connections, timeout_keep_alive=5)
     return 0

@@ -15,6 +15,7 @@
 """
 
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -54,6 +55,8 @@ class Limits:
     max_queue: int = 256                     # waiting requests per task before 503
     pipeline: bool = True                    # captioner: backbone of batch n+1 overlaps the search of batch n
     allowed_hosts: tuple | None = None       # Host header names served (None: any); `serve` on loopback: loopback names
+    max_decode_pixels: int = 80_000_000      # pixels of the images being decoded at once (all requests); past it: 503
+    body_timeout_s: float = 60.0             # a request body must arrive within this, else 408
 
 
 class HTTPError(Exception):
@@ -97,8 +100,35 @@ def _round(x, digits=5):
     return np.round(np.asarray(x, dtype=np.float64), digits).tolist()
 
 
-def decode_image(data, limits, name="image"):
-    """Upload bytes -> RGB PIL image, refusing non-images (400) and too many pixels (413)."""
+class PixelBudget:
+    """The pixels of the images decoded at once, over all requests: a decode takes its image's
+    pixels (read from the header) before it starts and gives them back when done; one that does
+    not fit now is refused (503, try again) instead of growing the server's memory."""
+
+    def __init__(self, limit):
+        import threading
+
+        self.limit = int(limit)
+        self.used = 0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def take(self, pixels, name="image"):
+        with self._lock:
+            if self.used + pixels > self.limit:
+                raise HTTPError(503, f"{name}: the server is decoding other images ({self.used} of {self.limit} "
+                                     "pixels in flight); try again shortly")
+            self.used += pixels
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.used -= pixels
+
+
+def decode_image(data, limits, name="image", budget=None):
+    """Upload bytes -> RGB PIL image, refusing non-images (400), too many pixels (413) and, with a
+    `PixelBudget`, an image that does not fit in the pixels being decoded now (503)."""
     from PIL import Image, UnidentifiedImageError
 
     from captioner.features.images import IMAGE_FORMATS, open_image
@@ -114,10 +144,11 @@ def decode_image(data, limits, name="image"):
     if width * height > limits.max_pixels:
         raise HTTPError(413, f"{name}: {width}x{height} = {width * height} pixels, more than the limit "
                              f"of {limits.max_pixels}")
-    try:
-        return open_image(data, name=name)
-    except ImageError as exc:
-        raise HTTPError(400, str(exc)) from None
+    with budget.take(width * height, name) if budget is not None else contextlib.nullcontext():
+        try:
+            return open_image(data, name=name)
+        except ImageError as exc:
+            raise HTTPError(400, str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- batch functions
@@ -201,9 +232,10 @@ class BodyLimit:
     """ASGI middleware: 413 JSON for a body over `limit` bytes, declared (Content-Length) or
     streamed (the body is read here, at most `limit` bytes, then handed on)."""
 
-    def __init__(self, app, limit):
+    def __init__(self, app, limit, timeout_s=None):
         self.app = app
         self.limit = limit
+        self.timeout_s = timeout_s  # the whole body must arrive within this (a silent upload holds memory)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -213,8 +245,15 @@ class BodyLimit:
             return await _send_json(send, 413, {"error": f"request body of {int(declared)} bytes is over the limit "
                                                          f"of {self.limit}"})
         chunks, size = [], 0
+        loop = asyncio.get_running_loop()
+        deadline = None if self.timeout_s is None else loop.time() + self.timeout_s
         while True:
-            message = await receive()
+            try:
+                message = await (receive() if deadline is None else
+                                 asyncio.wait_for(receive(), max(deadline - loop.time(), 0.0)))
+            except asyncio.TimeoutError:
+                return await _send_json(send, 408, {"error": f"the request body did not arrive within "
+                                                             f"{self.timeout_s:g} s"})
             if message["type"] != "http.request":  # the client went away
                 return
             chunks.append(message.get("body", b""))
@@ -280,6 +319,7 @@ def create_app(models, limits=None, batchers=None):
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     limits = limits or Limits()
+    pixel_budget = PixelBudget(max(limits.max_decode_pixels, limits.max_pixels))
     batchers = dict(batchers or {})
     for task, (model, _) in models.items():
         if task not in batchers:
@@ -413,7 +453,7 @@ def create_app(models, limits=None, batchers=None):
         h, w = model.input_size
 
         def load():
-            image = decode_image(data, limits)
+            image = decode_image(data, limits, budget=pixel_budget)
             return model.load_pixels(np.asarray(image.resize((w, h), _bilinear()) if image.size != (w, h) else image))
         return await run_in_threadpool(load), fields
 
@@ -529,7 +569,7 @@ def create_app(models, limits=None, batchers=None):
                             for task, b in batchers.items()}}
 
     if limits.max_body_bytes:
-        app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+        app.add_middleware(BodyLimit, limit=limits.max_body_bytes, timeout_s=limits.body_timeout_s)
     if limits.allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=limits.allowed_hosts)  # added last: runs first
     return app

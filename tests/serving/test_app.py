@@ -265,3 +265,46 @@ def test_serve_refuses_bad_limits_in_one_line_before_loading(capsys):
         assert main(["serve", "--models", "caption=/nonexistent.keras", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and argv[0] in err, err
+
+
+def test_decoded_pixels_in_flight_are_bounded():
+    """Issue 40 item 4: six concurrent 40-megapixel PNGs took the server from 1.8 to 6.3 GB."""
+    from captioner.serving.app import HTTPError, PixelBudget, decode_image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (300, 200), (10, 20, 30)).save(buf, "PNG")
+    budget = PixelBudget(100_000)
+    assert decode_image(buf.getvalue(), Limits(), budget=budget).size == (300, 200)
+    assert budget.used == 0  # given back
+    with budget.take(50_000):  # another request is decoding
+        with pytest.raises(HTTPError) as caught:
+            decode_image(buf.getvalue(), Limits(), budget=budget)  # 60,000 more do not fit now
+        assert caught.value.status == 503
+    assert budget.used == 0
+
+
+def test_a_body_that_stops_arriving_gets_408():
+    """Issue 40 item 5: a client that sends 9 of 10 MiB and then nothing held its memory forever."""
+    from captioner.serving.app import BodyLimit
+
+    sent = []
+
+    async def app(scope, receive, send):  # never reached
+        raise AssertionError("the app was called")
+
+    async def receive():
+        if not sent:
+            sent.append("first")
+            return {"type": "http.request", "body": b"x" * 1000, "more_body": True}
+        await asyncio.sleep(3600)  # a silent client
+
+    messages = []
+
+    async def send(message):
+        messages.append(message)
+
+    scope = {"type": "http", "headers": [(b"content-length", b"10000")]}
+    start = time.perf_counter()
+    asyncio.run(BodyLimit(app, limit=1 << 20, timeout_s=0.3)(scope, receive, send))
+    assert time.perf_counter() - start < 30
+    assert messages[0]["status"] == 408 and b"did not arrive" in messages[1]["body"]
