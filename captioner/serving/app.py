@@ -168,11 +168,14 @@ def caption_stages(model):
                    for settings, idx in groups.items()]
         return len(items), encoded
 
+    backbone = getattr(model, "backbone", None)  # object tags as `captioner caption` (captioner.tagging)
+    objects = backbone is not None and backbone.name.startswith("efficientnet_lite")
+
     def search(state):
         count, encoded = state
         results = [None] * count
         for settings, idx, features in encoded:
-            out = model.generate_from_features(features, *settings)
+            out = model.generate_from_features(features, *settings, objects=objects)
             for i, caption in zip(idx, model.decode_outputs(out)):
                 results[i] = caption
         return results
@@ -471,6 +474,8 @@ def create_app(models, limits=None, batchers=None):
         score: float = Field(description="log-probability / length**alpha")
         hypotheses: list[CaptionHypothesis]
         attention: CaptionAttention
+        objects: list[dict] = Field(default=[], description="object tags of the backbone's ImageNet head "
+                                                            "(word, synset, name, probability)")
 
     caption_body = {"content": {
         "multipart/form-data": {"schema": {"type": "object", "required": ["image"], "properties": {
@@ -492,7 +497,8 @@ def create_app(models, limits=None, batchers=None):
         return {"caption": result.text, "score": result.score,
                 "hypotheses": [{"caption": t, "score": s} for t, s in result.hypotheses],
                 "attention": {"words": list(result.tokens) + ["<end>"] * (len(result.attention) - len(result.tokens)),
-                              "grid": grid, "maps": _round(result.attention)}}
+                              "grid": grid, "maps": _round(result.attention)},
+                "objects": list(getattr(result, "objects", []) or [])}
 
     class TranslateRequest(BaseModel):
         text: str
