@@ -68,3 +68,14 @@ def check_search_options(args):
     alpha = getattr(args, "alpha", None)
     if alpha is not None and not (math.isfinite(alpha) and 0.0 <= alpha <= MAX_ALPHA):
         raise InputError(f"--alpha {alpha}: must be a finite number in 0..{MAX_ALPHA:g}")
+
+
+def check_model_settings(owner, beam_size, alpha, max_length):
+    """InputError unless a model config's decoding defaults are within SEARCH_BOUNDS (a crafted
+    file with beam_size 100000 or max_length 1e8 is refused at load, before any work)."""
+    for name, value in (("beam_size", beam_size), ("max_length", max_length)):
+        low, high = SEARCH_BOUNDS[name]
+        if not low <= int(value) <= high:
+            raise InputError(f"{owner} config {name} {value}: must be {low}..{high}")
+    if not (math.isfinite(float(alpha)) and 0.0 <= float(alpha) <= MAX_ALPHA):
+        raise InputError(f"{owner} config alpha {alpha}: must be a finite number in 0..{MAX_ALPHA:g}")

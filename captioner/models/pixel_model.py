@@ -149,6 +149,9 @@ class CaptionSearch:
     output as text."""
 
     def set_search_defaults(self, beam_size, alpha, max_length):
+        from captioner.errors import check_model_settings
+
+        check_model_settings(type(self).__name__, beam_size, alpha, max_length)
         self.beam_size = int(beam_size)
         self.alpha = float(alpha)
         self.max_length = int(max_length)

@@ -35,6 +35,7 @@ import regex
 import tensorflow as tf
 
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
+from captioner.errors import check_model_settings
 from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
@@ -177,6 +178,7 @@ class Seq2Seq(keras.Model):
         self.source_tokenizer = {**DEFAULT_TOKENIZER, **(source_tokenizer or {})}
         self.target_tokenizer = {**DEFAULT_TOKENIZER, **(target_tokenizer or {})}
         self.max_source_length = int(max_source_length)
+        check_model_settings(type(self).__name__, beam_size, alpha, max_length)  # a crafted config: refused
         self.beam_size = int(beam_size)
         self.alpha = float(alpha)
         self.max_length = int(max_length)

@@ -43,11 +43,16 @@ _VERSION = 1
 _INNER_OOV = "< oov >"
 
 
+MAX_VOCABULARY = 500_000  # a crafted config asking for 1.5M words would build GBs of weights first
+
+
 def _validate_tokens(tokens, source: str) -> tuple[str, ...]:
     """Check a full token list (specials first, unique, non-empty strings)."""
     if not isinstance(tokens, (list, tuple)):
         raise InputError(f"{source}: 'tokens' must be a list of strings, got {type(tokens).__name__}")
     tokens = tuple(tokens)
+    if len(tokens) > MAX_VOCABULARY:  # before any embedding or softmax of that size is built
+        raise InputError(f"{source}: {len(tokens):,} tokens, more than the {MAX_VOCABULARY:,} any model here reads")
     if tokens[: len(SPECIAL_TOKENS)] != SPECIAL_TOKENS:
         raise InputError(
             f"{source}: the first tokens must be the specials {list(SPECIAL_TOKENS)} "
