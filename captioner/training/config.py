@@ -38,7 +38,8 @@ class TrainConfig:
                                        "improvement (1: constant; 0.5 halves it on every plateau)")
     time_budget: float | None = option(None, help="minutes; stop training then (best epoch kept)")
     seed: int = option(1)
-    limit: int | None = option(None, help="use only the first N training examples (smoke runs)")
+    limit: int | None = option(None, help="use only the first N training examples (smoke runs; for "
+                                          "`train lm --level char`, N characters)")
     resume: bool = option(False, help="continue from OUTPUT_DIR's last checkpoint")
 
 

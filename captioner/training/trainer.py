@@ -334,7 +334,13 @@ class Trainer:
                         yield batch
                 p, skip = p + 1, 0
 
-        spec = _signature(next(iter(recipe.batches(0, seed))))
+        first = next(iter(recipe.batches(0, seed)), None)
+        if first is None or not per_pass:
+            from captioner.errors import InputError
+
+            raise InputError(f"the training data makes no batch of --batch-size {getattr(self.cfg, 'batch_size', '?')} "
+                             "(too few examples; --limit N keeps the first N, characters for `train lm --level char`)")
+        spec = _signature(first)
         return tf.data.Dataset.from_generator(stream, output_signature=spec).prefetch(2), steps
 
     # -- the saved model -----------------------------------------------------------------

@@ -99,3 +99,13 @@ def test_generate_seeded_and_json(models, capsys):
 def test_generate_bad_input(models, capsys, extra, message):
     assert main(["generate", "--model", models[0], *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_train_lm_with_too_small_a_limit_is_one_line_not_a_stopiteration(tmp_path, capsys):
+    """Issue 43 item 2: `train lm --level char ... --limit 20` ended in a StopIteration traceback."""
+    text = tmp_path / "t.txt"
+    text.write_text("ROMEO:\nBut soft, what light through yonder window breaks?\n\n" * 60, encoding="utf-8")
+    assert main(["train", "lm", "--level", "char", "--data", str(text), "--limit", "20",
+                 "--output-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "makes no batch" in err[-1] and "characters for `train lm --level char`" in err[-1]
