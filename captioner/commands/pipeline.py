@@ -63,7 +63,8 @@ def run_caption(args):
     from captioner.commands.caption import resolve_model
     from captioner.errors import InputError
     from captioner.errors import check_non_negative, check_search_options
-    from captioner.pipelines.caption import build_caption_pipeline, count_inputs, counters, input_patterns, is_local
+    from captioner.pipelines.caption import (build_caption_pipeline, count_inputs, counters, input_patterns, is_local,
+                                             output_run)
 
     for name in ("beam_size", "max_length", "batch_size", "min_batch_size", "decode_threads"):
         value = getattr(args, name)
@@ -80,13 +81,14 @@ def run_caption(args):
     total = None
     if runner in LOCAL_RUNNERS and not args.no_progress:
         total = count_inputs(input_patterns(args.input))
-    pipeline = beam.Pipeline(options=options)
-    build_caption_pipeline(pipeline, args.input, args.output, model, beam_size=args.beam_size, alpha=args.alpha,
-                           max_length=args.max_length, min_batch_size=args.min_batch_size,
-                           max_batch_size=args.batch_size, num_shards=args.num_shards,
-                           decode_threads=args.decode_threads, progress_total=total, objects=args.objects)
-    result = pipeline.run()
-    state = result.wait_until_finish()
+    with output_run(args.output):  # one run per local prefix; a killed run's beam-temp-* removed
+        pipeline = beam.Pipeline(options=options)
+        build_caption_pipeline(pipeline, args.input, args.output, model, beam_size=args.beam_size, alpha=args.alpha,
+                               max_length=args.max_length, min_batch_size=args.min_batch_size,
+                               max_batch_size=args.batch_size, num_shards=args.num_shards,
+                               decode_threads=args.decode_threads, progress_total=total, objects=args.objects)
+        result = pipeline.run()
+        state = result.wait_until_finish()
     counts = counters(result)
     where = f"{args.output}-*"
     if counts["captioned"] is None:

@@ -28,6 +28,8 @@ The stages, each a Beam transform (so any runner spreads them over its workers):
 """
 
 import concurrent.futures
+import contextlib
+import glob
 import json
 import logging
 import os
@@ -59,6 +61,42 @@ DEFAULT_SUFFIX = ".jsonl"
 def is_local(path):
     """Whether Beam reads `path` from the local filesystem (no scheme, or file://)."""
     return FileSystems.get_scheme(path) in (None, "file")
+
+
+@contextlib.contextmanager
+def output_run(output):
+    """Around one run writing the local output prefix `output`: hold ``PREFIX.lock`` (a second run
+    on the same prefix is refused), and remove the ``beam-temp-NAME-*`` folders that Beam's
+    WriteToText leaves beside the output when a run is killed. A remote prefix: nothing."""
+    if not is_local(output):
+        yield
+        return
+    path = os.path.abspath(output[len("file://"):] if output.startswith("file://") else output)
+    folder, name = os.path.dirname(path), os.path.basename(path)
+    lock_path = path + ".lock"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        handle = open(lock_path, "a")
+    except OSError as e:
+        raise InputError(f"--output {output}: cannot be written ({e.strerror or e})") from None
+    with handle:
+        try:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        except OSError:
+            raise InputError(f"--output {output}: another pipeline is writing this prefix ({lock_path} is "
+                             "locked); wait for it, or give this run another --output") from None
+        for stale in glob.glob(os.path.join(glob.escape(folder), f"beam-temp-{glob.escape(name)}-*")):
+            log.info("removing %s, left by a run that did not finish", stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
 
 
 def input_patterns(inputs):

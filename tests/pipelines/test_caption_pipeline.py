@@ -244,3 +244,31 @@ def test_a_file_name_that_is_not_utf8_is_an_error_row_and_the_others_are_caption
     rows = {os.path.basename(r["image"]): r for r in read_shards(tmp_path / "out" / "c")}
     assert counts == {"captioned": 1, "failed": 1}
     assert "caption" in rows["ok.jpg"] and "not valid UTF-8" in rows["a\\xffb.jpg"]["error"]
+
+
+def test_a_killed_runs_temporaries_are_removed_and_a_second_run_refused(tmp_path):
+    """Issue 40 item 15: a killed pipeline left beam-temp-* folders behind."""
+    import fcntl
+
+    from captioner.errors import InputError
+    from captioner.pipelines.caption import output_run
+
+    prefix = tmp_path / "out" / "captions"
+    stale = tmp_path / "out" / "beam-temp-captions-0123abcd"
+    stale.mkdir(parents=True)
+    (stale / "part").write_text("half")
+    other = tmp_path / "out" / "beam-temp-other-0123abcd"  # another prefix's: kept
+    other.mkdir()
+    with output_run(str(prefix)):
+        assert not stale.exists() and other.exists()
+        with open(str(prefix) + ".lock", "a") as f:
+            with pytest.raises(OSError):
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(InputError, match="another pipeline is writing"):
+            with output_run(str(prefix)):
+                pass
+    assert not os.path.exists(str(prefix) + ".lock")
+    with pytest.raises(InputError, match="cannot be written"):
+        (tmp_path / "plain").write_text("a file")
+        with output_run(str(tmp_path / "plain" / "captions")):
+            pass
