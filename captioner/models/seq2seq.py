@@ -39,7 +39,7 @@ from captioner.errors import check_model_settings
 from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
-from captioner.text.subword import WORD_START, decode_pieces, encode_pieces, piece_words, word_core, word_groups
+from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK, Vocabulary
@@ -177,6 +177,9 @@ class Seq2Seq(keras.Model):
         self.maxout = maxout
         self.source_tokenizer = {**DEFAULT_TOKENIZER, **(source_tokenizer or {})}
         self.target_tokenizer = {**DEFAULT_TOKENIZER, **(target_tokenizer or {})}
+        for side, settings in (("source", self.source_tokenizer), ("target", self.target_tokenizer)):
+            if settings.get("spm"):  # refused at load, not after writing empty lines
+                check_spm(settings["spm"], f"{type(self).__name__} {side}_tokenizer")
         self.max_source_length = int(max_source_length)
         check_model_settings(type(self).__name__, beam_size, alpha, max_length)  # a crafted config: refused
         self.beam_size = int(beam_size)

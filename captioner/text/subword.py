@@ -74,6 +74,27 @@ def processor(spm_b64: str):
     return spm.SentencePieceProcessor(model_proto=base64.b64decode(spm_b64))
 
 
+def check_spm(spm_b64, source: str) -> None:
+    """InputError naming `source` unless `spm_b64` is base64 of a SentencePiece model with pieces
+    (a translator whose model is bad base64 or random bytes would load, then write empty lines)."""
+    import binascii
+
+    from captioner.errors import InputError
+
+    if not isinstance(spm_b64, str):
+        raise InputError(f"{source}: the SentencePiece model must be a base64 string, got {type(spm_b64).__name__}")
+    try:
+        proto = base64.b64decode(spm_b64, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError(f"{source}: not a SentencePiece model (its base64 does not decode)") from None
+    try:
+        size = processor(spm_b64).get_piece_size() if proto else 0
+    except Exception as exc:  # noqa: BLE001 - sentencepiece raises RuntimeError and others for a bad proto
+        raise InputError(f"{source}: not a SentencePiece model ({type(exc).__name__})") from None
+    if size < 1:
+        raise InputError(f"{source}: not a SentencePiece model (no pieces)")
+
+
 def piece_vocabulary(spm_b64: str) -> list[str]:
     """Every normal piece of the model, in id order (no <unk>/<s>/</s>): a vocabulary's tokens."""
     p = processor(spm_b64)

@@ -43,3 +43,12 @@ def test_a_crafted_file_is_one_line_at_load(tmp_path, capsys):
     assert main(["translate", "--model", str(crafted), "--input", str(tmp_path / "in.txt")]) == 2
     err = capsys.readouterr().err.strip()
     assert "beam_size 100000" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("spm", ["not base64 !!", "cmFuZG9tIGJ5dGVzIGhlcmU=", ""])
+def test_a_broken_sentencepiece_model_is_refused_at_load(spm):
+    """Issue 40 items 8 and 10: a translator whose SentencePiece model is bad base64 or random bytes
+    loaded and then wrote empty lines (and `serve` printed a 42-line traceback at warm-up)."""
+    v = Vocabulary(tuple(SPECIAL_TOKENS) + ("a", "b"))
+    with pytest.raises(InputError, match="source_tokenizer: not a SentencePiece model"):
+        Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, source_tokenizer={"spm": spm or "AAAA"})
