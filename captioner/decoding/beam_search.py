@@ -56,6 +56,7 @@ from captioner.decoding.penalties import length_penalty, normalized_score
 from captioner.decoding.sampling import check_sampling, sample_tokens
 
 _NEG_INF = float("-inf")
+GRAPH_BOUNDS = {"beam_size": 64, "max_length": 1000}  # checked on tensor settings (exported SavedModels)
 
 
 def repeated_ngram_bans(history, step, n, vocab_size):
@@ -108,6 +109,9 @@ def _search_sizes(beam_size, max_length):
             static = tf.get_static_value(value)
             if static is None:
                 checks.append(tf.debugging.assert_greater_equal(value, 1, message=f"{name} must be >= 1"))
+                # an exported signature's input: the commands' documented bound (captioner.errors.SEARCH_BOUNDS)
+                high = GRAPH_BOUNDS[name]
+                checks.append(tf.debugging.assert_less_equal(value, high, message=f"{name} must be at most {high}"))
                 sizes.append(tf.reshape(value, []))
                 continue
             value = int(static)

@@ -277,6 +277,11 @@ def test_settings_as_tensors_give_the_python_int_search(make, inputs, spec):
     assert len(one_graph._list_all_concrete_functions()) == 1  # traced once for every setting
     with pytest.raises(tf.errors.InvalidArgumentError, match="beam_size must be >= 1"):
         one_graph(x, 0, 0.0, 5)
+    # the documented upper bounds, in the graph (issue 40 item 9: max_length 2**31-1 reached 9.5 GB)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_length must be at most 1000"):
+        one_graph(x, 2, 0.0, 2**31 - 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="beam_size must be at most 64"):
+        one_graph(x, 100000, 0.0, 5)
 
 
 def test_sampling_traces_once_for_every_seed():
