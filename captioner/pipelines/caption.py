@@ -46,6 +46,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from captioner.errors import InputError
 from captioner.features.images import IMAGE_EXTENSIONS
+from captioner.features.paths import not_a_regular_file
 from captioner.inference.batch import caption_row, decode_image, error_row
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ def count_inputs(patterns):
 
 
 UNNAMEABLE = -1  # the size given to a match whose name is not UTF-8 (Beam's coders would crash on it)
+NOT_REGULAR = -2  # ... to a local FIFO, socket or device (never opened)
 
 
 def path_and_size(match):
@@ -149,6 +151,8 @@ def path_and_size(match):
         match.path.encode("utf-8")
     except UnicodeEncodeError:
         return os.fsencode(match.path).decode("utf-8", "backslashreplace"), UNNAMEABLE
+    if is_local(match.path) and not_a_regular_file(match.path):  # a FIFO would block its worker forever
+        return match.path, NOT_REGULAR
     return match.path, match.size_in_bytes
 
 
@@ -163,6 +167,9 @@ class ReadImageFiles(beam.DoFn):
         if size == UNNAMEABLE:
             yield beam.pvalue.TaggedOutput(self.ERRORS, error_row(
                 path, "the file name is not valid UTF-8 (shown with backslash escapes); rename the file"))
+            return
+        if size == NOT_REGULAR:
+            yield beam.pvalue.TaggedOutput(self.ERRORS, error_row(path, not_a_regular_file(path) or "not a regular file"))
             return
         if size is not None and size > MAX_IMAGE_BYTES:
             yield beam.pvalue.TaggedOutput(self.ERRORS, error_row(

@@ -231,7 +231,7 @@ def test_bundled_model_three_photos_and_a_broken_file_same_as_captioner_caption(
             assert np.isclose(row["score"], expected[image]["score"], atol=1e-3)
 
 
-def test_a_file_name_that_is_not_utf8_is_an_error_row_and_the_others_are_captioned(tiny, tmp_path):
+def test_a_name_that_is_not_utf8_and_a_fifo_are_error_rows_and_the_others_are_captioned(tiny, tmp_path):
     """Issue 40 item 12: `a\\xffb.jpg` crashed the whole pipeline (158-line traceback, no shards)."""
     import shutil
 
@@ -240,10 +240,12 @@ def test_a_file_name_that_is_not_utf8_is_an_error_row_and_the_others_are_caption
     folder.mkdir()
     shutil.copy(good[0], folder / "ok.jpg")
     shutil.copy(good[0], os.fsdecode(os.fsencode(str(folder)) + b"/a\xffb.jpg"))
+    os.mkfifo(folder / "x.jpg")  # item 11: a FIFO named like an image is never opened
     counts = run_pipeline([str(folder)], tmp_path / "out" / "c", model)
     rows = {os.path.basename(r["image"]): r for r in read_shards(tmp_path / "out" / "c")}
-    assert counts == {"captioned": 1, "failed": 1}
+    assert counts == {"captioned": 1, "failed": 2}
     assert "caption" in rows["ok.jpg"] and "not valid UTF-8" in rows["a\\xffb.jpg"]["error"]
+    assert "not a regular file (a FIFO)" in rows["x.jpg"]["error"]
 
 
 def test_a_killed_runs_temporaries_are_removed_and_a_second_run_refused(tmp_path):
