@@ -39,7 +39,7 @@ from captioner.errors import ImageError  # noqa: E402  (after the inputs: import
 from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
 beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
-objects = st.toggle("Name the objects the backbone sees", value=model.backbone.name.startswith("efficientnet_lite"),
+objects = st.toggle("Name the objects the backbone sees", value=model.can_tag_objects,
                     key="caption_objects",
                     help="The backbone's own ImageNet classifier tags the photo; a confident tag's word (WordNet: "
                          "the class or its nearest hypernym the captioner knows) is pushed into the caption, "

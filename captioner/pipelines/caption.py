@@ -261,7 +261,7 @@ class ImageCaptionerModelHandler(ModelHandler):
         rows = {}
         if ok:
             pixels = np.stack([decoded[i][0] for i in ok])  # (images, h, w, 3) uint8
-            use_objects = self.objects and model.backbone.name.startswith("efficientnet_lite")
+            use_objects = self.objects and model.can_tag_objects
             out = model.generate_from_features(model.encode(pixels), self.beam_size, self.alpha, self.max_length,
                                                objects=use_objects)
             for i, cap in zip(ok, model.decode_outputs(out)):

@@ -168,8 +168,7 @@ def caption_stages(model):
                    for settings, idx in groups.items()]
         return len(items), encoded
 
-    backbone = getattr(model, "backbone", None)  # object tags as `captioner caption` (captioner.tagging)
-    objects = backbone is not None and backbone.name.startswith("efficientnet_lite")
+    objects = getattr(model, "can_tag_objects", False)  # object tags as `captioner caption` (captioner.tagging)
 
     def search(state):
         count, encoded = state
