@@ -12,8 +12,6 @@ from pathlib import Path
 
 from captioner.bundled import default_path
 
-# captioner/commands/caption.py -> the repository root holds assets/
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = Path(default_path("caption"))  # the one registry: captioner.bundled
 TRAIN_COMMAND = ("captioner train caption --data-dir ../shared/datasets/flickr8k --format flickr8k "
                  "--features work/flickr8k_lite0.h5 --output-dir runs/flickr8k_attention "

@@ -5,7 +5,7 @@ ImageNet; its classifier (1280 -> 1000, the package's ``_fc.weight``/``_fc.bias`
 stored in a captioner file, so the tagger reads it from the installed package. On the pooled
 backbone features (the mean of the grid the decoder attends over: the classifier's own input),
 it gives the 1,000 class probabilities, softmax(logits / T) with a temperature T fitted on
-held-out photos (``scripts/eval_open_world.py --fit-temperature``).
+held-out photos (``scripts/eval_open_world.py`` fits it on half of the ImageNet sample).
 
 Each class maps to words through WordNet 3.0 (``imagenet_words.json``, made by
 ``scripts/make_imagenet_words.py``; no WordNet at run time): its common name ("tabby",
@@ -102,12 +102,11 @@ class ObjectTagger:
         self.top_k = int(top_k)
         self.min_probability = float(min_probability)
         self.kernel, self.bias = imagenet_head(variant)
-        self.words = class_words(vocabulary)
-        words = sorted({w for w in self.words if w is not None})
-        self.word_list = words
-        self.word_ids = np.array([vocabulary.token_to_id(w) for w in words], np.int64)
-        index = {w: i for i, w in enumerate(words)}
-        self.class_to_word = np.array([index[w] if w is not None else -1 for w in self.words])  # (1000,)
+        words = class_words(vocabulary)  # (1000,) a vocabulary word or None
+        self.word_list = sorted({w for w in words if w is not None})
+        index = {w: i for i, w in enumerate(self.word_list)}
+        self.class_to_word = np.array([index[w] if w is not None else -1 for w in words])  # (1000,)
+        self._known = self.class_to_word >= 0  # classes that map to a word
 
     @classmethod
     def for_model(cls, model, **kwargs):
@@ -127,8 +126,8 @@ class ObjectTagger:
         """(B, 1000) -> per image, [Tag] best first (at most top_k, each >= min_probability)."""
         out = []
         for p in np.asarray(probabilities):
-            known = self.class_to_word >= 0
-            per_word = np.bincount(self.class_to_word[known], weights=p[known], minlength=len(self.word_list))
+            per_word = np.bincount(self.class_to_word[self._known], weights=p[self._known],
+                                   minlength=len(self.word_list))
             tags = []
             for w in np.argsort(-per_word, kind="stable")[:self.top_k]:
                 if per_word[w] < self.min_probability:
