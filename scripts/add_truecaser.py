@@ -40,7 +40,7 @@ def main(argv=None):
 
     import captioner  # noqa: F401  registers the classes
     from captioner.errors import InputError
-    from captioner.io import atomic_path
+    from captioner.models.storage import save_model
     from captioner.model_card import ModelCard
     from captioner.models.seq2seq import load_translator
     from captioner.text.tokenizer import tokenize
@@ -77,8 +77,7 @@ def main(argv=None):
           f"lower-cased {before['BLEU_lc']} -> {after['BLEU_lc']}")
     if args.dry_run:
         return 0
-    with atomic_path(args.model, ".keras") as tmp:
-        cased.save(tmp)
+    save_model(cased, args.model)
     ModelCard.record_step(
         args.model, "scripts/add_truecaser.py", argv if argv is not None else sys.argv[1:],
         extra={"truecase": {"rule": "unigram truecaser (captioner.text.truecase): most frequent non-initial form in "

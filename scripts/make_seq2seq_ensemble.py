@@ -35,9 +35,9 @@ def build(paths, combine="product", **settings):
 
 
 def save_atomic(model, path):
-    tmp = f"{path}.partial.keras"
-    model.save(tmp)
-    os.replace(tmp, path)
+    from captioner.models.storage import save_model
+
+    save_model(model, path)
 
 
 def score_dakshina(model, dev, beam_size, alpha=None):

@@ -33,7 +33,7 @@ def main(argv=None):
     import numpy as np
 
     import captioner  # noqa: F401  registers the classes
-    from captioner.io import atomic_path
+    from captioner.models.storage import save_model
     from captioner.model_card import ModelCard
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
@@ -61,8 +61,7 @@ def main(argv=None):
         new_model.set_weights(model.get_weights())
         probe = np.array([[4, 5, 6]], np.int32) % len(model.source_vocabulary)
         np.testing.assert_array_equal(new_model.encode(probe)[0].numpy(), model.encode(probe)[0].numpy())  # same weights
-    with atomic_path(args.model, ".keras") as tmp:
-        new_model.save(tmp)
+    save_model(new_model, args.model)
     new = {k: getattr(new_model, k) for k in settings}
     ModelCard.record_step(args.model, "scripts/set_decoding_defaults.py", argv if argv is not None else sys.argv[1:],
                           extra={"decoding_defaults": {"before": old, "after": new}})

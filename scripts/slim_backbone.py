@@ -28,7 +28,7 @@ def main(argv=None):
 
     import captioner  # noqa: F401  registers the classes
     from captioner.errors import InputError
-    from captioner.io import atomic_path
+    from captioner.models.storage import save_model
     from captioner.model_card import ModelCard
     from captioner.models.pixel_model import PixelModel
 
@@ -43,8 +43,7 @@ def main(argv=None):
     np.testing.assert_array_equal(slim.features(pixels).numpy(), model.features(pixels).numpy())
     before = os.path.getsize(args.model)
     params = {"before": int(model.count_params()), "after": int(slim.count_params())}
-    with atomic_path(args.model, ".keras") as tmp:
-        slim.save(tmp)
+    save_model(slim, args.model)
     after = os.path.getsize(args.model)
     ModelCard.record_step(args.model, "scripts/slim_backbone.py", argv if argv is not None else sys.argv[1:],
                           extra={"slim_backbone": {"bytes": {"before": before, "after": after}, "parameters": params}})

@@ -290,9 +290,9 @@ def main(argv=None):
         model.beam_size, model.alpha = choice["beam"], choice["alpha"]
         model.rescorer = LexiconRescorer(words, lm_order=choice["lm_order"], lm_counts=choice["lm_counts"],
                                          weights=choice["weights"])
-        tmp = f"{args.output}.partial.keras"
-        model.save(tmp)
-        os.replace(tmp, args.output)
+        from captioner.models.storage import save_model
+
+        save_model(model, args.output)
         reloaded = load_translator(args.output)
         started = time.perf_counter()
         scores, _ = evaluate_transliteration(reloaded, lexicon, choice["beam"])

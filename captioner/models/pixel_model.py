@@ -4,7 +4,10 @@ optionally a vocabulary, and how all three are saved in one `.keras` file.
 `PixelModel` is the base of the four inference wrappers (`ImageCaptioner`, `VQAModel`,
 `VideoCaptioner`, `VideoClassifier`):
 
-* the backbone is serialized in the config under "backbone" and rebuilt from it;
+* the backbone is saved in the config under "backbone": by reference to its pip weights package
+  when its weights are exactly the package's (`captioner.backbones.by_reference`: nothing of
+  it in the weights file, rebuilt from the installed package on load, checksum checked),
+  serialized with its weights otherwise (a fine-tuned or Keras-applications backbone);
 * the vocabulary (when the model has one) is saved as its token list under
   `vocabulary_key` ("vocabulary", or "question_vocabulary" for VQA);
 * "training_config" is kept as given;
@@ -35,6 +38,28 @@ from captioner.text.vocabulary import Vocabulary
 def deserialize(obj):
     """A Keras object from its serialized config (a dict), or `obj` itself when already built."""
     return keras.saving.deserialize_keras_object(obj) if isinstance(obj, dict) else obj
+
+
+def backbone_from_config(obj, where):
+    """A backbone from the "backbone" of a pixel model's config: a package reference (rebuilt
+    from the installed package), a serialized functional model, or a built model as is."""
+    from captioner.backbones.by_reference import build_from_reference, is_reference
+
+    return build_from_reference(obj, where) if is_reference(obj) else deserialize(obj)
+
+
+def backbone_config(backbone):
+    """What a pixel model's config holds for `backbone`: its package reference when its weights
+    are exactly the package's (its layers then save nothing), else its serialized config (its
+    layers save their weights)."""
+    from captioner.backbones.by_reference import REFERENCE_KEY, keep_saving, reference_of, skip_saving
+
+    reference = reference_of(backbone)
+    if reference is None:
+        keep_saving(backbone)
+        return keras.saving.serialize_keras_object(backbone)
+    skip_saving(backbone)
+    return {REFERENCE_KEY: reference}
 
 
 def inference_copy(model, dtype="float32"):
@@ -79,7 +104,7 @@ class PixelModel(keras.Model):
 
     def __init__(self, backbone, vocabulary=None, training_config=None, **kwargs):
         super().__init__(**kwargs)
-        self.backbone = deserialize(backbone)
+        self.backbone = backbone_from_config(backbone, f"{type(self).__name__} {kwargs.get('name') or ''}".strip())
         self.vocabulary = None if vocabulary is None else (
             vocabulary if isinstance(vocabulary, Vocabulary)
             else Vocabulary.from_config({"tokens": list(vocabulary)},
@@ -119,7 +144,7 @@ class PixelModel(keras.Model):
         return load_image(as_image_source(image), size=(h, w))
 
     def get_config(self):
-        config = {**super().get_config(), "backbone": keras.saving.serialize_keras_object(self.backbone),
+        config = {**super().get_config(), "backbone": backbone_config(self.backbone),
                   "training_config": self.training_config}
         if self.vocabulary_key is not None:
             config[self.vocabulary_key] = self.vocabulary_tokens

@@ -346,16 +346,16 @@ class Trainer:
     # -- the saved model -----------------------------------------------------------------
     def save(self, model, metrics):
         """The inference copy, wrapped by the recipe, saved atomically with its ModelCard."""
-        from captioner.io import atomic_path
         from captioner.model_card import ModelCard
+        from captioner.models.storage import save_model, storage_record
 
         path = self.cfg.model_out or self.run_dir.path("model.keras")
         final = self.recipe.export(inference_copy(model))
-        with atomic_path(path, ".keras") as tmp:
-            final.save(tmp)
+        save_model(final, path)  # float16 weights, a package backbone by reference
+        extra = {**(self.recipe.card_extra() or {}), "storage": storage_record(final, path)}
         ModelCard(model=os.path.basename(path), task=self.recipe.task, command=self.command, seed=self.cfg.seed,
                   data=self.recipe.card_data(self), config={k: v for k, v in self.config.items() if k != "data"},
-                  metrics=metrics, notes=self.recipe.notes, extra=self.recipe.card_extra()).save(path)
+                  metrics=metrics, notes=self.recipe.notes, extra=extra).save(path)
         return path
 
 
