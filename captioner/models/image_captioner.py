@@ -38,8 +38,9 @@ class ImageCaptioner(CaptionSearch, PixelModel):
     vocabulary_key = "vocabulary"
 
     def __init__(self, backbone, decoder, vocabulary, beam_size=3, alpha=0.0, max_length=20,
-                 training_config=None, **kwargs):
+                 training_config=None, tagger=None, **kwargs):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
+        self.tagger_config = dict(tagger or {})  # ObjectTagger settings (fitted mention rates); {}: its defaults
         self.decoder = deserialize(decoder)
         self.feature = self.decoder.feature
         self.set_search_defaults(beam_size, alpha, max_length)
@@ -90,10 +91,13 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             if not self.can_tag_objects:
                 raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
                                  f"captioner's is {self.backbone.name!r}: caption without objects")
-            self._object_tagger = ObjectTagger.for_model(self, **self.tagger_settings)
+            self._object_tagger = ObjectTagger.for_model(self, **self.tagger_config)
         return self._object_tagger
 
-    tagger_settings = {}  # ObjectTagger keyword arguments (temperature, threshold, bonus); see captioner.tagging
+    def set_tagger(self, **settings):
+        """Save these `ObjectTagger` settings with the model (e.g. `fit_mentions`'s rates)."""
+        self.tagger_config = {**self.tagger_config, **settings}
+        self._object_tagger = None
 
     @property
     def can_tag_objects(self):
@@ -122,7 +126,6 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """Turn the output dict of `generate` into `Caption` objects."""
         captions = []
         gh, gw = self.grid_shape if self.feature == "grid" else (1, 1)
-        from captioner.tagging import name_objects
         from captioner.text.tokenizer import detokenize
 
         for b in range(out["tokens"].shape[0]):
@@ -132,7 +135,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             attention = out["attention"][b, 0, :steps].reshape(steps, gh, gw)
             tags = out["objects"][b] if "objects" in out else []
             if tags:  # the tag word -> the class's own name where it alone is confident (the text only:
-                named = name_objects(words, tags)  # `tokens` stay the decoded words, one attention map each)
+                named = self.object_tagger().name_objects(words, tags)  # `tokens` stay the decoded words, one attention map each)
                 if named != words:
                     text = detokenize(named)
             captions.append(Caption(
@@ -143,5 +146,5 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
     def get_config(self):
         return {**super().get_config(), "decoder": keras.saving.serialize_keras_object(self.decoder),
-                **self.search_config()}
+                **self.search_config(), **({"tagger": self.tagger_config} if self.tagger_config else {})}
 

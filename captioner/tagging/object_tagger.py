@@ -16,6 +16,16 @@ the one beam search (``token_bonus``: ``bonus`` nats on its word until a hypothe
 and afterwards :func:`name_objects` puts the class's own name in place of the word when the
 class alone is confident ("a cat" -> "a tabby cat": the placeholder filling of Wu et al. 2018,
 DNOC).
+
+Where the tags steer is learned from the captioner's own training photos (:func:`fit_known`):
+a class the tagger is confident of on several of them ("golden retriever", "bicycle",
+"mountain tent") is *known*: the captioner learned from those photos' captions how people
+describe it ("a dog", "a bike"), so its tag gets no bonus and its name is not filled in. Only
+the classes its training data lacks ("tabby", "espresso", "common newt") are pushed into the
+caption, often through a generic word ("animal", "cup") that the class name then replaces:
+the open-world gap the tags are for, without rewriting what the captioner already says well
+(Hendricks et al. 2016 and Yao et al. 2017 use the tagger for the same split of known and novel
+objects). The known classes are saved in the captioner's config (``tagger``).
 """
 
 from __future__ import annotations
@@ -89,11 +99,14 @@ class ObjectTagger:
         bonus: nats added to a constraining tag's word (per unit of probability: p * bonus).
         top_k: tags reported per image.
         min_probability: tags below this are not reported.
+        known: synsets of the classes the captioner's training photos show (`fit_known`): their
+            tags neither constrain the caption nor name it.
     """
 
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see README "Open-world captioning"
-    def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05):
+    def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
+                 known=(), **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -101,6 +114,11 @@ class ObjectTagger:
         self.bonus = float(bonus)
         self.top_k = int(top_k)
         self.min_probability = float(min_probability)
+        self.known = frozenset(known)
+        unknown = sorted(k for k in fitted if not k.startswith("fitted_"))
+        if unknown:
+            raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
+        self.fitted = fitted  # fitted_*: how `known` was fitted (kept in the config, for the card)
         self.kernel, self.bias = imagenet_head(variant)
         words = class_words(vocabulary)  # (1000,) a vocabulary word or None
         self.word_list = sorted({w for w in words if w is not None})
@@ -144,9 +162,34 @@ class ObjectTagger:
         out = np.zeros((len(tags), len(self.vocabulary)), np.float32)
         for b, image_tags in enumerate(tags):
             for tag in image_tags:
-                if tag.probability >= self.threshold:
+                if tag.probability >= self.threshold and tag.synset not in self.known:
                     out[b, self.vocabulary.token_to_id(tag.word)] = tag.probability * self.bonus
         return out
+
+    def name_objects(self, words, tags):
+        """`name_objects` with this tagger's `known` classes left as the captioner said them."""
+        return name_objects(words, [t for t in tags if t.synset not in self.known])
+
+    def config(self):
+        """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
+        return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
+                "top_k": self.top_k, "min_probability": self.min_probability,
+                "known": sorted(self.known), **self.fitted}
+
+
+def fit_known(tagger, pooled, min_images=3, probability=None):
+    """The classes the captioner's training photos show, from their pooled features (N, C): the
+    synsets that are the most probable class of a tag at least `probability` probable (None: the
+    tagger's threshold) on at least `min_images` of the N photos. Returns the tagger settings
+    {"known", "fitted_on_images", "fitted_min_images", "fitted_probability"}."""
+    probability = tagger.threshold if probability is None else float(probability)
+    counts = {}
+    for tags in tagger.tags(tagger.probabilities(pooled)):
+        for tag in tags:
+            if tag.probability >= probability:
+                counts[tag.synset] = counts.get(tag.synset, 0) + 1
+    return {"known": sorted(s for s, n in counts.items() if n >= min_images), "fitted_on_images": int(len(pooled)),
+            "fitted_min_images": int(min_images), "fitted_probability": probability}
 
 
 def _article(word):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from captioner.tagging import ObjectTagger, Tag, name_objects
-from captioner.tagging.object_tagger import class_words, imagenet_classes
+from captioner.tagging.object_tagger import class_words, fit_known, imagenet_classes
 from captioner.text import Vocabulary
 
 TABBY, ESPRESSO, GOLDEN, SETTER = 281, 967, 207, 212
@@ -39,6 +39,32 @@ def test_probabilities_tags_and_bonus():
     assert np.count_nonzero(bonus[0]) == 1 and np.count_nonzero(bonus[1]) == 1
     tagger.temperature = 3.0  # a higher temperature flattens
     assert tagger.probabilities(pooled).max() < probs.max()
+
+
+def pooled_for(tagger, rows):
+    """Pooled features whose logits put +8 on the given class of each row (least squares)."""
+    logits = np.full((len(rows), 1000), -10.0, np.float32)
+    for i, c in enumerate(rows):
+        logits[i, c] = 8.0
+    return np.linalg.lstsq(tagger.kernel.T, (logits - tagger.bias).T, rcond=None)[0].T
+
+
+def test_classes_the_training_photos_show_are_known_and_get_no_bonus_and_no_name():
+    vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0)
+    train = pooled_for(tagger, [GOLDEN, GOLDEN, GOLDEN, SETTER, ESPRESSO])  # golden retrievers x3
+    fitted = fit_known(tagger, train, min_images=3)
+    assert fitted == {"known": ["golden_retriever.n.01"], "fitted_on_images": 5, "fitted_min_images": 3, "fitted_probability": 0.5}
+    known = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, **fitted)
+    tags = known.tags(known.probabilities(pooled_for(tagger, [GOLDEN, SETTER, ESPRESSO])))
+    bonus = known.token_bonus(tags)
+    assert bonus[0].max() == 0  # known: the captioner says "dog" by itself
+    assert bonus[1, vocab.token_to_id("dog")] > 0 and bonus[2, vocab.token_to_id("coffee")] > 0  # novel
+    assert known.name_objects("a dog runs".split(), tags[0]) == "a dog runs".split()
+    assert known.name_objects("a dog runs".split(), tags[1]) == "an english setter runs".split()
+    assert known.config()["known"] == ["golden_retriever.n.01"] and known.config()["fitted_min_images"] == 3
+    with pytest.raises(TypeError, match="unknown setting"):
+        ObjectTagger("efficientnet_lite0", vocab, treshold=0.4)
 
 
 def tag(word, name, synset, p):

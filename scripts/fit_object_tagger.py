@@ -1,0 +1,88 @@
+"""Fit an image captioner's object tagger to its own training photos and save it with the model.
+
+    python scripts/fit_object_tagger.py --model assets/models/flickr8k_attention.keras \\
+        --images ../shared/datasets/flickr8k/Flickr_8k.trainImages.txt \\
+        --image-dir ../shared/datasets/flickr8k/Images --min-images 3 --bonus 8 --threshold 0.5
+
+Runs the captioner's backbone over the training photos (the list file names one photo per
+line, as Flickr8k's split files do), finds the ImageNet classes the tagger is confident of on at
+least --min-images of them (`captioner.tagging.fit_known`: the captioner learned how its
+captions describe those, so their tags neither push words into a caption nor name it), and
+rewrites the model file atomically (float16 weights, backbone by reference) with these tagger
+settings in its config. The card gets this command and the settings in ``extra.object_tagger``.
+Photos that cannot be read are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def pooled_features(model, paths, batch_size):
+    """The pooled backbone features (N, C) of the readable photos, and how many were skipped."""
+    import numpy as np
+    from tqdm import tqdm
+
+    out, skipped = [], 0
+    for start in tqdm(range(0, len(paths), batch_size), desc="backbone", unit="batch", file=sys.stderr):
+        pixels = []
+        for path in paths[start:start + batch_size]:
+            try:
+                pixels.append(model.load_pixels(path))
+            except Exception as exc:  # a broken photo is skipped, never the run
+                skipped += 1
+                print(f"skipped {path}: {exc}", file=sys.stderr)
+        if pixels:
+            features = np.asarray(model.encode(np.stack(pixels)))
+            out.append(features.mean(axis=1) if features.ndim == 3 else features)
+    return np.concatenate(out), skipped
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="an image captioner .keras file (rewritten in place)")
+    parser.add_argument("--images", required=True, help="a text file naming the training photos, one per line")
+    parser.add_argument("--image-dir", required=True, help="the folder those names are in")
+    parser.add_argument("--min-images", type=int, default=3)
+    parser.add_argument("--bonus", type=float, default=8.0, help="nats on a novel object's word (times its probability)")
+    parser.add_argument("--threshold", type=float, default=0.5, help="a tag at least this probable is confident")
+    parser.add_argument("--known-probability", type=float, default=None,
+                        help="a class is seen on a training photo when its tag is at least this probable (default: --threshold)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    args = parser.parse_args(argv)
+    if args.min_images < 1 or not 0 < args.threshold <= 1 or not 0 <= args.bonus <= 100 or args.batch_size < 1:
+        parser.error("--min-images >= 1, 0 < --threshold <= 1, 0 <= --bonus <= 100, --batch-size >= 1")
+
+    import captioner  # noqa: F401  registers the classes
+    from captioner.model_card import ModelCard
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.loading import load_model_file
+    from captioner.models.storage import save_model, storage_record
+    from captioner.tagging.object_tagger import fit_known
+
+    model = load_model_file(args.model, ImageCaptioner, "an image captioner")
+    if not model.can_tag_objects:
+        sys.exit(f"error: {args.model}: its backbone {model.backbone.name!r} has no ImageNet head to tag with")
+    with open(args.images, encoding="utf-8") as f:
+        paths = [os.path.join(args.image_dir, line.strip()) for line in f if line.strip()]
+    if not paths:
+        sys.exit(f"error: {args.images}: names no photo")
+    pooled, skipped = pooled_features(model, paths, args.batch_size)
+    model.set_tagger(bonus=args.bonus, threshold=args.threshold)
+    settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability)
+    model.set_tagger(**settings)
+    save_model(model, args.model)
+    record = {**model.object_tagger().config(), "known": len(settings["known"]), "skipped_photos": skipped}
+    ModelCard.record_step(args.model, "scripts/fit_object_tagger.py", argv if argv is not None else sys.argv[1:],
+                          extra={"object_tagger": record, "storage": storage_record(model, args.model)})
+    print(f"{args.model}: {len(settings['known'])} known classes from {len(pooled)} photos "
+          f"({skipped} skipped); bonus {args.bonus}, threshold {args.threshold}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
