@@ -1,5 +1,5 @@
 """Re-save bundled models the lean way (issue 39): float16 weights, the pip-package backbone by
-reference, nothing else changed.
+reference, no optimizer state; nothing else changed.
 
     python scripts/store_lean.py --model assets/models/flickr8k_vqa.keras [--model ...]
 
@@ -29,15 +29,16 @@ def main(argv=None):
     import captioner  # noqa: F401  registers the classes
     from captioner.model_card import ModelCard
     from captioner.models.keras_archive import check_keras_archive
-    from captioner.models.storage import save_model, storage_record
+    from captioner.models.storage import drop_training_state, save_model, storage_record
 
     for path in args.model:
         check_keras_archive(path)
         before = os.path.getsize(path)
         model = keras.models.load_model(path)
+        uncompiled = drop_training_state(model)
         save_model(model, path)
         keras.models.load_model(path)  # loads back
-        record = {**storage_record(model, path), "bytes_before": before}
+        record = {**storage_record(model, path), "bytes_before": before, "optimizers_dropped": uncompiled}
         ModelCard.record_step(path, "scripts/store_lean.py", ["--model", path], extra={"storage": record})
         print(f"{path}: {before / 1e6:.1f} MB -> {record['bytes'] / 1e6:.1f} MB, weights {record['weights']}, "
               f"backbone {'by reference' if isinstance(record.get('backbone'), dict) else record.get('backbone', '-')}")

@@ -46,3 +46,13 @@ def test_cli_server_and_app_agree_on_each_default():
     for task in server.TASKS:  # the server's /v1/ask answers photos with the photo model, not the toy one
         assert str(server.default_model_path(task)) == bundled.default_path(task)
     assert server.default_model_path("ask").endswith("flickr8k_vqa.keras")
+
+
+def test_the_assets_fit_their_size_budget():
+    """Issue 39: every user clones assets/; a new model version has to fit the one budget."""
+    from captioner.bundled import ASSETS_BUDGET_BYTES, assets_bytes
+
+    size = assets_bytes()
+    assert size <= ASSETS_BUDGET_BYTES, (
+        f"assets/ holds {size / 1e6:.1f} MB, over its budget of {ASSETS_BUDGET_BYTES / 1e6:.0f} MB "
+        "(captioner/bundled.py): store models lean (scripts/store_lean.py) or drop one")

@@ -43,6 +43,21 @@ def save_model(model, path, weights_dtype="float16"):
     return path
 
 
+def drop_training_state(model):
+    """Uncompile every compiled model inside `model` (itself included): no optimizer state and no
+    compile config are saved with it any more (an inference file needs neither). Returns the
+    number of models uncompiled. Changes `model` in place: call it on a model you only save."""
+    import keras
+
+    dropped = 0
+    for layer in [model, *model._flatten_layers(include_self=False, recursive=True)]:
+        if isinstance(layer, keras.Model) and (getattr(layer, "optimizer", None) is not None or layer.compiled):
+            layer.optimizer = None
+            layer.compiled = False
+            dropped += 1
+    return dropped
+
+
 def store_weights_as(path, dtype="float16"):
     """Rewrite the `.keras` file `path` in place with its float32 weight arrays stored as `dtype`
     (those that fit); every other member, group and attribute is copied as is. Returns

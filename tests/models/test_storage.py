@@ -75,3 +75,24 @@ def test_rewriting_keeps_every_other_member_and_the_group_attributes(tmp_path):
         assert {n: z.read(n) for n in z.namelist() if n != "model.weights.h5"} == before
         with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as h5:
             assert {n: dict(h5[n].attrs) for n in attrs} == attrs
+
+
+def test_dropping_the_training_state_saves_no_optimizer_and_no_compile_config(tmp_path):
+    inner = small_model()
+    inner.compile(optimizer="adam", loss="mse")
+    inner.fit(np.zeros((4, 5)), np.zeros((4, 3)), verbose=0)
+    outer = keras.Sequential([keras.Input((5,)), inner])
+    from captioner.models.storage import drop_training_state
+
+    assert drop_training_state(outer) == 1
+    save_model(outer, tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as z:
+        config = z.read("config.json").decode()
+        assert '"loss"' not in config and '"Adam"' not in config  # no compile config (an empty one at most)
+        with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as h5:
+            names = []
+            h5.visititems(lambda n, o: names.append(n))
+    assert names and not [n for n in names if "optimizer" in n]
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    x = np.ones((2, 5), np.float32)
+    np.testing.assert_allclose(loaded(x).numpy(), outer(x).numpy(), atol=5e-3)
