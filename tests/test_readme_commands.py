@@ -82,3 +82,16 @@ def test_each_readme_command_parses_and_names_existing_files(argv, capsys):
         for path in re.findall(r"(?:^|=)((?:assets|\.\./shared/datasets)/[^\s'\"]+)", word):
             if "*" not in path:
                 assert (ROOT / path).exists(), f"`captioner {' '.join(argv)}` names {path}, which does not exist"
+
+
+def test_the_contents_list_every_section_in_order():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    contents, rest = text.split("## Contents\n", 1)[1].split("\n## ", 1)
+    listed = re.findall(r"- \[(.+?)\]\(#([\w-]+)\)", contents)
+    headings = re.findall(r"^#{2,3} (.+)$", "## " + rest, re.M)
+    assert [title for title, _ in listed] == headings
+
+    def anchor(title):  # GitHub's: lower case, punctuation dropped, spaces to hyphens
+        return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+    assert all(target == anchor(title) for title, target in listed)
