@@ -44,7 +44,7 @@ def weights_digest(model):
     """SHA-256 over every weight of `model`'s layers that have weights, by layer name (an
     ImageNet classifier layer "predictions", which features never use, left out)."""
     digest = hashlib.sha256()
-    for layer in sorted(model.layers, key=lambda l: l.name):
+    for layer in sorted(model.layers, key=lambda each: each.name):
         if not layer.weights or layer.name == "predictions":
             continue
         digest.update(layer.name.encode())

@@ -54,7 +54,8 @@ def test_classes_the_training_photos_show_are_known_and_get_no_bonus_and_no_name
     tagger = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0)
     train = pooled_for(tagger, [GOLDEN, GOLDEN, GOLDEN, SETTER, ESPRESSO])  # golden retrievers x3
     fitted = fit_known(tagger, train, min_images=3)
-    assert fitted == {"known": ["golden_retriever.n.01"], "fitted_on_images": 5, "fitted_min_images": 3, "fitted_probability": 0.5}
+    assert fitted == {"known": ["golden_retriever.n.01"], "fitted_on_images": 5, "fitted_min_images": 3,
+                      "fitted_probability": 0.5}
     known = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, **fitted)
     tags = known.tags(known.probabilities(pooled_for(tagger, [GOLDEN, SETTER, ESPRESSO])))
     bonus = known.token_bonus(tags)
