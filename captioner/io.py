@@ -59,6 +59,13 @@ def _alive(pid):
     return True
 
 
+def write_text(path, text):
+    """Write `text` (UTF-8) to `path` atomically."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def write_json(path, data):
     with atomic_path(path, ".json") as tmp:
         with open(tmp, "w", encoding="utf-8") as f:

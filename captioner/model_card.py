@@ -205,3 +205,73 @@ class ModelCard:
             path = card_path(path)
         write_json(path, self.to_dict())
         return path
+
+
+# Hugging Face's pipeline tag of each task (the model-card metadata a model hub reads)
+PIPELINE_TAGS = {"caption": "image-to-text", "translate": "translation", "entail": "text-classification",
+                 "vqa": "visual-question-answering", "video-caption": "video-text-to-text",
+                 "video-classify": "video-classification", "transliterate": "text2text-generation",
+                 "summarize": "summarization", "language-model": "text-generation",
+                 "classify": "text-classification", "dialogue": "text2text-generation"}
+
+
+def _scalars(metrics, prefix=""):
+    """(name, value) of every number or short string in `metrics`, nested dicts flattened one level."""
+    rows = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (int, float)):
+            rows.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
+        elif isinstance(value, str) and len(value) <= 200 and key != "split":
+            rows.append((name, value))
+        elif isinstance(value, dict) and not prefix:
+            rows.extend(_scalars(value, prefix=f"{name}."))
+    return rows
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(card, title, command, default):
+    """A Markdown model card (Hugging Face's layout: metadata, intended use, how to use, held-out
+    results, training, storage, notes and limitations) generated from `card`; `title`, the
+    `captioner COMMAND` that runs the model and whether it is that command's default come from the
+    registry (`captioner/bundled.py`). Written by ``scripts/write_model_cards.py``."""
+    name = card.model
+    lines = ["---", "library_name: keras", f"pipeline_tag: {PIPELINE_TAGS.get(card.task, card.task)}",
+             f"tags: [captioner, attention, {card.task}]", "---", "", f"# {title}", "",
+             f"*Generated from `{os.path.splitext(name)[0]}.json` by `python scripts/write_model_cards.py`: "
+             "edit the JSON card, not this page.*", "",
+             "## Intended use", "",
+             f"{title}: the {'default' if default else 'alternative'} model of `captioner {command}`"
+             f"{'' if default else f' (`--model assets/models/{name}`)'}. It was trained and selected only on "
+             f"the data below; read the held-out split and the notes before using it elsewhere.", "",
+             "## How to use", "", "```bash",
+             f".venv/bin/captioner {command} --model assets/models/{name} ...   # captioner {command} -h for the rest",
+             "```", "", "```python", "import captioner, keras",
+             f'model = keras.models.load_model("assets/models/{name}")  # safe mode on', "```", ""]
+    rows = _scalars(card.metrics)
+    lines += ["## Held-out results", "", f"Split: {card.split or 'not recorded'}.", ""]
+    if rows:
+        lines += ["| metric | value |", "| --- | --- |"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in rows] + [""]
+    lines += ["## Training", "", f"Seed: {card.seed if card.seed is not None else 'not recorded'}. "
+              "The commands, in the order they were run:", "", "```bash", *card.commands, "```", ""]
+    data = _scalars(card.data)
+    if data:
+        lines += ["Data:", ""] + [f"- {_cell(k)}: {_cell(v)}" for k, v in data] + [""]
+    storage = (card.extra or {}).get("storage")
+    if isinstance(storage, dict):
+        backbone = storage.get("backbone")
+        where = (f"by reference to the pip package `{backbone.get('package')}=={backbone.get('version')}` "
+                 f"(weights file sha256 `{backbone.get('sha256', '')[:16]}...`), rebuilt from it on load"
+                 if isinstance(backbone, dict) else (backbone or "no backbone"))
+        dtypes = ", ".join(f"{n} {d}" for d, n in sorted(storage.get("weights", {}).items()))
+        lines += ["## Storage", "", f"{storage.get('bytes', 0) / 1e6:.1f} MB; weight arrays: {dtypes}; "
+                  f"backbone: {where}.", ""]
+    notes = card.notes if isinstance(card.notes, list) else [card.notes] if card.notes else []
+    if notes:
+        lines += ["## Notes and limitations", ""] + [f"- {_cell(n)}" for n in notes] + [""]
+    return "\n".join(lines)

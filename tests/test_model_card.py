@@ -83,3 +83,21 @@ def test_load_names_the_file(tmp_path):
     with pytest.raises(InputError, match="file not found"):
         ModelCard.load(tmp_path / "nope.keras")
     assert ModelCard.find(tmp_path / "nope.keras") is None
+
+
+def test_every_bundled_model_has_its_markdown_card_up_to_date():
+    """NAME.md beside every bundled model is generated from NAME.json (scripts/write_model_cards.py)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("write_model_cards", root / "scripts" / "write_model_cards.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    pages = script.pages()
+    assert len(pages) == 17
+    for path, text in pages.items():
+        assert Path(path).read_text(encoding="utf-8") == text, f"{path} is stale: python scripts/write_model_cards.py"
+        for section in ("## Intended use", "## How to use", "## Held-out results", "## Training"):
+            assert section in text
+    assert script.main(["--check"]) == 0
