@@ -500,3 +500,20 @@ def probability_bars(probabilities: dict, what: str, height=160):
                   "axis": {"format": "%", "tickCount": 5}},
         },
     }, width="stretch", height=height)
+
+
+def mark_tag_words(text, objects):
+    """`text` as Streamlit Markdown with the words the object tags put in marked in blue: the class
+    name of a tag that was filled in ("named"), else the word of a tag that steered the search and is
+    in the text ("steered"). Whole words only, first occurrence each."""
+    import re
+
+    marked = text
+    for tag in objects:
+        phrase = tag["name"].lower() if tag.get("named") else tag["word"] if tag.get("steered") else None
+        if not phrase:
+            continue
+        found = re.search(rf"(?<![\w\[]){re.escape(phrase)}(?![\w\]])", marked)
+        if found:
+            marked = f"{marked[:found.start()]}:blue-background[{phrase}]{marked[found.end():]}"
+    return marked

@@ -80,10 +80,12 @@ image_col, text_col = st.columns([2, 3])
 with image_col:
     st.image(shown, caption=source_name, width="stretch")
 with text_col:
-    st.markdown(f"### {caption.text or '(empty caption)'}")
+    st.markdown(f"### {common.mark_tag_words(caption.text, caption.objects) or '(empty caption)'}")
     if caption.objects:
         st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
-            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in caption.objects))
+            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in caption.objects)
+            + (". Marked in blue: the words the tags put into the caption (a novel object's word, or its "
+               "class name filled in)." if any(o.get("steered") or o.get("named") for o in caption.objects) else ""))
     common.beam_metrics(caption, "Words", len(words))
     common.beam_hypotheses(caption.hypotheses, "caption")
     if maps.shape[0] == len(words) and words:

@@ -28,7 +28,9 @@ class Caption:
     log_prob: float       # summed log-probability
     attention: np.ndarray  # (len(tokens) + 1, h, w): one map per word, then the <end> step
     hypotheses: list      # [(text, score)] of every beam, best first
-    objects: list = dataclasses.field(default_factory=list)  # [Tag.as_dict()] the tagger saw (objects=True)
+    # objects=True: [Tag.as_dict() + "steered" (its word was pushed into the search), "named" (its class
+    # name was filled in)] of every tag the tagger saw
+    objects: list = dataclasses.field(default_factory=list)
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -75,11 +77,33 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             pooled = features_np.mean(axis=1) if features_np.ndim == 3 else features_np  # (B, C): the head's input
             tags = tagger.tags(tagger.probabilities(pooled))
             bonus = tagger.token_bonus(tags)
-        out = self.decoder.generate(features, *self.search_options(beam_size, alpha, max_length), token_bonus=bonus)
+        options = self.search_options(beam_size, alpha, max_length)
+        out = self.decoder.generate(features, *options, token_bonus=bonus)
         out = {k: v.numpy() for k, v in out.items()}
         if tags is not None:
             out["objects"] = tags
+            self._remove_bonus(out, bonus, options[1])
         return out
+
+    @staticmethod
+    def _remove_bonus(out, bonus, alpha):
+        """The search ranked with the tags' bonus inside its log-probabilities; give back the
+        model's own: subtract from each hypothesis the bonus of every token it holds (a bonus is
+        added once, on the token's first use) from "log_probs", and from "scores" through the same
+        length penalty (lengths ** alpha). The bonus is kept as "tag_bonus" (B, K); the ranking stays
+        the search's."""
+        tokens = out["tokens"]  # (B, K, T)
+        B, K, _ = tokens.shape
+        gained = np.zeros((B, K), np.float32)
+        for b in range(B):
+            for k in range(K):
+                steps = int(out["lengths"][b, k])
+                gained[b, k] = bonus[b, np.unique(tokens[b, k, :steps])].sum()
+        log_probs = out["log_probs"].astype(np.float32)
+        penalty = np.maximum(out["lengths"], 1).astype(np.float32) ** np.float32(alpha)
+        out["log_probs"] = log_probs - gained
+        out["scores"] = np.where(gained > 0, out["log_probs"] / penalty, out["scores"])
+        out["tag_bonus"] = gained
 
     def object_tagger(self):
         """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
@@ -134,13 +158,19 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             steps = int(out["lengths"][b, 0])
             attention = out["attention"][b, 0, :steps].reshape(steps, gh, gw)
             tags = out["objects"][b] if "objects" in out else []
+            objects = []
             if tags:  # the tag word -> the class's own name where it alone is confident (the text only:
-                named = self.object_tagger().name_objects(words, tags)  # `tokens` stay the decoded words, one attention map each)
+                tagger = self.object_tagger()  # `tokens` stay the decoded words, one attention map each)
+                named = tagger.name_objects(words, tags)
                 if named != words:
                     text = detokenize(named)
+                for tag in tags:  # steered: its word was pushed; named: its class name is in the text
+                    is_named = tag.name.lower() != tag.word and f" {tag.name.lower()} " in f" {' '.join(named)} " \
+                        and f" {tag.name.lower()} " not in f" {' '.join(words)} "
+                    objects.append({**tag.as_dict(), "steered": bool(tagger.steers(tag)), "named": bool(is_named)})
             captions.append(Caption(
                 text=text, tokens=words, score=hyps[0][1], log_prob=float(out["log_probs"][b, 0]),
-                attention=attention, hypotheses=[(t, s) for t, s, _ in hyps], objects=[t.as_dict() for t in tags],
+                attention=attention, hypotheses=[(t, s) for t, s, _ in hyps], objects=objects,
             ))
         return captions
 

@@ -157,12 +157,16 @@ class ObjectTagger:
             out.append(tags)
         return out
 
+    def steers(self, tag):
+        """Whether `tag` pushes its word into the caption (confident, and not a known class)."""
+        return tag.probability >= self.threshold and tag.synset not in self.known
+
     def token_bonus(self, tags):
         """[[Tag]] -> float32 (B, V): p * bonus on the word of each tag at least `threshold` probable."""
         out = np.zeros((len(tags), len(self.vocabulary)), np.float32)
         for b, image_tags in enumerate(tags):
             for tag in image_tags:
-                if tag.probability >= self.threshold and tag.synset not in self.known:
+                if self.steers(tag):
                     out[b, self.vocabulary.token_to_id(tag.word)] = tag.probability * self.bonus
         return out
 

@@ -181,3 +181,14 @@ def test_every_page_takes_its_models_and_defaults_from_the_one_registry():
         {m.key: (m.file, m.task, m.default) for m in bundled.MODELS}
     for task in ("ask", "translate", "summarize"):
         assert common.task_models(task)[0].file == bundled.default_model(task).file
+
+
+def test_the_words_the_tags_put_in_are_marked():
+    objects = [{"word": "cat", "name": "Egyptian cat", "steered": True, "named": True},
+               {"word": "dog", "name": "golden retriever", "steered": False, "named": False},
+               {"word": "cup", "name": "cup", "steered": True, "named": False}]
+    text = "an egyptian cat next to a cup and a dog"
+    assert common.mark_tag_words(text, objects) == \
+        "an :blue-background[egyptian cat] next to a :blue-background[cup] and a dog"
+    assert common.mark_tag_words("a cupboard", objects[2:]) == "a cupboard"  # whole words only
+    assert common.mark_tag_words("a dog", []) == "a dog"
