@@ -168,12 +168,14 @@ def _load_keras_model(path: str, mtime_ns: int, size: int):
     """Load one .keras file; cached per (path, modification time, size) for the whole process."""
     import keras
 
-    from captioner.models.keras_archive import check_keras_archive
+    from captioner.errors import InputError
+    from captioner.models.loading import load_model_file
 
     try:
-        check_keras_archive(path)  # the zip's declared sizes, before Keras inflates anything
         register_model_classes()
-        model = keras.models.load_model(path)  # safe_mode stays on
+        model = load_model_file(path, keras.Model, "a Keras model")  # the archive checked first, safe mode on
+    except InputError as exc:  # names the file already: keep only what is wrong with it
+        raise ModelLoadError(path, str(exc).removeprefix(f"{path}: ")) from None
     except Exception as exc:  # noqa: BLE001 - any failure means this file cannot be used
         raise ModelLoadError(path, f"{type(exc).__name__}: {exc}") from None
     return model, threading.Lock()  # the lock serializes inference on the shared model

@@ -18,6 +18,8 @@ the image's references (document frequencies from every training reference), min
 --scst-temperature (default 0.5); optionally plus --scst-xe-weight x the cross-entropy of one
 reference per image. The decoder's architecture, weights and vocabulary come from --init-model
 (--kind, --units, ... are not used); Adam at --scst-learning-rate; model selection on dev CIDEr.
+That is its own recipe, `caption_scst.CaptionSCST`, which `Caption.make` picks for --scst: it says
+only what differs from this one.
 """
 
 import contextlib
@@ -87,35 +89,18 @@ class Config(TrainConfig):
 
 
 class Caption(Recipe):
+    """Cross-entropy training of a `CaptionDecoderModel` on cached features (teacher forcing)."""
+
     task = "caption"
     metric = "dev_BLEU-4"
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
+    @classmethod
+    def make(cls, cfg):
         if cfg.scst:
-            self.metric = "dev_CIDEr"
-            self.reward_name = "CIDEr-D" + (f" + {cfg.scst_bleu_weight:g} x BLEU-4" if cfg.scst_bleu_weight else "")
-            self.loss_label = f"mean {self.reward_name} reward\non training images"
-            self.curve_keys = ("sample_reward", "greedy_reward")
+            from captioner.training.recipes.caption_scst import CaptionSCST
 
-    def check(self):
-        from captioner.errors import InputError
-
-        c = self.cfg
-        if not c.scst:
-            return
-        if not c.init_model:
-            raise InputError("--scst continues a trained model: give it with --init-model PATH.keras")
-        if c.distribute != "none" or c.mixed_precision:
-            raise InputError("--scst trains on one device in float32 (no --distribute, no --mixed-precision)")
-        if c.scst_samples < 1 or (c.scst_baseline == "mean" and c.scst_samples < 2):
-            raise InputError("--scst-samples must be >= 1 (>= 2 with --scst-baseline mean)")
-        if not 0 < c.scst_temperature < float("inf"):
-            raise InputError(f"--scst-temperature must be a finite number > 0, got {c.scst_temperature}")
-        if not 0 <= c.scst_xe_weight < float("inf"):
-            raise InputError(f"--scst-xe-weight must be a finite number >= 0, got {c.scst_xe_weight}")
-        if not 0 <= c.scst_bleu_weight < float("inf"):
-            raise InputError(f"--scst-bleu-weight must be a finite number >= 0, got {c.scst_bleu_weight}")
+            return CaptionSCST(cfg)
+        return cls(cfg)
 
     def _split(self, split):
         from captioner.data import load_coco_karpathy, load_flickr8k
@@ -130,19 +115,13 @@ class Caption(Recipe):
     def prepare(self, trainer):
         from captioner.features.store import FeatureStore
         from captioner.models.caption_decoder_model import KINDS
-        from captioner.text import Vocabulary, tokenize
         from captioner.training.caption_data import CaptionExamples
 
         cfg = self.cfg
         self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
         self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
         train, dev = self._split(cfg.train_split), self._split(self.dev_split)
-        if cfg.scst:
-            self.selection = f"dev CIDEr (python CIDEr-D, beam {cfg.beam_size})"
-            self.init = self._init_model()
-            # the reward's document frequencies: every reference of the training split (before --limit)
-            self.df_references = {p: [tokenize(c) for c in train.captions[p]] for p in train.image_paths}
-            self.run_path = trainer.run_dir.path
+        self.before_data(trainer, train)
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
         dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
         needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
@@ -151,18 +130,13 @@ class Caption(Recipe):
             log.warning("%d images could not be read and are left out", len(bad))
             train.image_paths = [p for p in train.image_paths if p not in bad]
             dev.image_paths = [p for p in dev.image_paths if p not in bad]
-        feature = KINDS[self.init.decoder.kind if cfg.scst else cfg.kind][0]
+        feature = KINDS[self.decoder_kind()][0]
         with FeatureStore(cfg.features) as store:
             def load(paths):
                 ids = [os.path.basename(p) for p in paths]
                 return store.load(ids, grid=feature == "grid", pooled=feature == "pooled")[feature]
             self.train_feats, self.dev_feats, self.backbone = load(train.image_paths), load(dev.image_paths), store.backbone
-        if cfg.scst:
-            self._check_init_model()
-            self.vocab = trainer.cached("vocabulary.json", lambda: self.init.vocabulary)
-        else:
-            self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
-                [tokenize(c) for p in train.image_paths for c in train.captions[p]], min_count=cfg.min_count))
+        self.vocab = trainer.cached("vocabulary.json", lambda: self.build_vocabulary(train))
         log.info("vocabulary: %d words (min count %d)", len(self.vocab), cfg.min_count)
         self.examples = CaptionExamples.build(train, self.vocab, cfg.max_caption_length)
         self.train_set = train
@@ -171,35 +145,24 @@ class Caption(Recipe):
                      "train_images": len(train.image_paths), "train_captions": len(self.examples)}
         info = {"backbone": self.backbone, "vocab_size": len(self.vocab), "train_images": len(train.image_paths),
                 "train_captions": len(self.examples), "dev_images": len(dev.image_paths), "data": self.data}
-        if cfg.scst:
-            decoder = self.init.decoder.get_config()
-            info["init_model_decoder"] = {k: decoder[k] for k in ("kind", "vocab_size", "annotation_dim", "projection_dim",
-                                                                  "embedding_dim", "units", "attention_units")}
         return info
 
-    def _init_model(self):
-        from captioner.errors import InputError
-        from captioner.models.caption_decoder_model import CaptionDecoderModel
-        from captioner.models.image_captioner import ImageCaptioner
-        from captioner.models.loading import load_model_file
+    # -- what the self-critical recipe changes (caption_scst.CaptionSCST) --------------------
+    def before_data(self, trainer, train):
+        """Called with the whole training split, before --limit and feature extraction."""
 
-        init = load_model_file(self.cfg.init_model, ImageCaptioner, "an image captioner (ImageCaptioner)")
-        if not isinstance(init.decoder, CaptionDecoderModel):
-            raise InputError(f"--init-model {self.cfg.init_model}: its decoder is a {type(init.decoder).__name__}; "
-                             "self-critical training continues one captioner: train each member, then join them "
-                             "(scripts/make_caption_ensemble.py)")
-        return init
+    def decoder_kind(self):
+        return self.cfg.kind
 
-    def _check_init_model(self):
-        from captioner.errors import InputError
+    def backbone_name(self):
+        """The backbone whose features the decoder reads."""
+        return self.cfg.backbone
 
-        init, path = self.init, self.cfg.init_model
-        if init.backbone.name != self.backbone:
-            raise InputError(f"--init-model {path} reads {init.backbone.name} features, but --features "
-                             f"{self.cfg.features} holds {self.backbone} features")
-        if init.decoder.annotation_dim != self.train_feats.shape[-1]:
-            raise InputError(f"--init-model {path} takes {init.decoder.annotation_dim}-d annotations, --features "
-                             f"gives {self.train_feats.shape[-1]}-d")
+    def build_vocabulary(self, train):
+        from captioner.text import Vocabulary, tokenize
+
+        return Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
+                                min_count=self.cfg.min_count)
 
     def strategy(self):
         if not hasattr(self, "_strategy"):
@@ -218,9 +181,7 @@ class Caption(Recipe):
         cfg, role = self.cfg, trainer.role
         ids = [os.path.basename(p) for p in paths]
         if role.chief:
-            # --scst: the init model's backbone (its decoder reads those features), whatever --backbone says
-            backbone = self.init.backbone.name if cfg.scst else cfg.backbone
-            report = extract_features(paths, cfg.features, backbone=backbone, ids=ids)
+            report = extract_features(paths, cfg.features, backbone=self.backbone_name(), ids=ids)
         barrier(trainer.strategy, role, "the chief extracts the features")
         if role.chief:
             return {p for p, _ in report.failed}
@@ -249,102 +210,23 @@ class Caption(Recipe):
         from captioner.models.caption_decoder_model import CaptionDecoderModel
 
         c = self.cfg
-        if c.scst:
-            return self._self_critical()
         return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
                                    projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
                                    attention_units=c.attention_units, dropout=c.dropout,
                                    attention_lambda=c.attention_lambda)
 
-    def _self_critical(self):
-        """The init model's decoder (architecture, weights) inside the SCST training step."""
-        from captioner.metrics import CiderD
-        from captioner.models.caption_decoder_model import CaptionDecoderModel
-        from captioner.training.scst import CaptionRewards, SelfCriticalCaptioner
-
-        c, init = self.cfg, self.init
-        decoder = CaptionDecoderModel.from_config(init.decoder.get_config())
-        decoder.set_weights(init.decoder.get_weights())
-        t = time.perf_counter()
-        references = [self.df_references[p] for p in self.train_set.image_paths]  # the rows trained on
-        rewards = CaptionRewards(CiderD(self.df_references.values()), references, self.vocab.tokens,
-                                 bleu_weight=c.scst_bleu_weight)
-        log.info("%s reward: df of %d training images, %d images' references prepared in %.1f s",
-                 self.reward_name, len(self.df_references), len(references), time.perf_counter() - t)
-        return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
-                                     max_length=c.max_length, temperature=c.scst_temperature,
-                                     xe_weight=c.scst_xe_weight)
-
-    def optimizer(self):
-        import keras
-
-        if self.cfg.scst:
-            return keras.optimizers.Adam(self.cfg.scst_learning_rate, clipnorm=5.0)
-        return super().optimizer()
-
-    def compile_args(self):
-        return {} if self.cfg.scst else super().compile_args()  # SCST: the loss is its training step's
-
-    def on_model_ready(self, model, state):
-        """SCST: the dev figures of the init model (before any SCST step), once per run."""
-        from captioner.io import write_json
-        from captioner.training.trainer import read_json
-
-        if not self.cfg.scst:
-            return
-        path = self.run_path("scst_start.json")
-        self.before = read_json(path) if state and os.path.exists(path) else None
-        if self.before is None:
-            self.before = self.evaluate_dev(model)
-            write_json(path, self.before)
-        log.info("before SCST: %s", self.before)
-        print("before SCST: " + ", ".join(f"{k} {v:.2f}" for k, v in self.before.items()), flush=True)
-
-    def curve_start(self):
-        return self.before[self.metric] if self.cfg.scst and getattr(self, "before", None) else None
-
     def steps_per_pass(self):
-        if self.cfg.scst:
-            return -(-len(self.train_feats) // self.cfg.batch_size)
         return self.examples.steps_per_epoch(self.cfg.batch_size)
 
     def batches(self, epoch, seed):
-        if self.cfg.scst:
-            yield from self._image_batches(epoch, seed)
-            return
         for rows, toks in self.examples.batches(epoch, seed, self.cfg.batch_size):
             yield {"annotations": self.train_feats[rows], "tokens": toks[:, :-1]}, toks[:, 1:]
-
-    def _image_batches(self, epoch, seed):
-        """SCST: training images (features, their rows) in an order of (seed, epoch), and each
-        batch's sampling seed, a function of (seed, epoch, batch)."""
-        import numpy as np
-
-        order = np.random.default_rng(seed + epoch).permutation(len(self.train_feats))
-        if self.cfg.scst_xe_weight:
-            captions_of = [[] for _ in range(len(self.train_feats))]  # the example rows of each image
-            for j, r in enumerate(self.examples.rows):
-                captions_of[r].append(j)
-            if not all(captions_of):
-                from captioner.errors import InputError
-
-                path = self.train_set.image_paths[next(i for i, c in enumerate(captions_of) if not c)]
-                raise InputError(f"--scst-xe-weight: training image {path} has no caption with a word in it")
-        for k, start in enumerate(range(0, len(order), self.cfg.batch_size)):
-            rows = order[start:start + self.cfg.batch_size]
-            rng = np.random.default_rng([seed, epoch, k])
-            draw = int(rng.integers(2**31))
-            inputs = {"annotations": self.train_feats[rows], "seed": np.full(len(rows), draw, np.int32)}
-            if self.cfg.scst_xe_weight:  # one of each image's references, drawn by (seed, epoch, batch)
-                inputs["tokens"] = self.examples.tokens[[captions_of[r][rng.integers(len(captions_of[r]))]
-                                                         for r in rows]]
-            yield inputs, rows.astype(np.int32)
 
     def decode(self, model, beam_size=None, tool="python", meteor=True):
         from captioner.metrics import evaluate_captions
         from captioner.training.caption_data import decode_captions
 
-        model = getattr(model, "captioner", model)  # SCST: the decoder inside the training step
+        model = getattr(model, "captioner", model)  # a training step that wraps the decoder (SCST)
         hyps = decode_captions(model, self.dev_feats, self.dev.image_paths, self.vocab,
                                beam_size=beam_size or self.cfg.beam_size, alpha=self.cfg.alpha,
                                max_length=self.cfg.max_length)
@@ -357,9 +239,8 @@ class Caption(Recipe):
     def evaluate(self, model, trainer):
         from captioner.io import write_json
 
-        metrics = {"split": f"{self.cfg.format} {self.dev_split}", "images": len(self.dev.image_paths)}
-        if self.cfg.scst:
-            metrics["before_scst"] = self.before
+        metrics = {"split": f"{self.cfg.format} {self.dev_split}", "images": len(self.dev.image_paths),
+                   **self.metrics_before()}
         for beam in [int(b) for b in self.cfg.final_eval_beams.split(",") if b]:
             t = time.perf_counter()
             scores, _ = self.decode(model, beam_size=beam, tool="auto")
@@ -371,17 +252,9 @@ class Caption(Recipe):
             for p in self.dev.image_paths[:20]])
         return metrics
 
-    def card_extra(self):
-        c = self.cfg
-        if not c.scst:
-            return {}
-        return {"scst": {"init_model": c.init_model, "samples": c.scst_samples, "baseline": c.scst_baseline,
-                         "learning_rate": c.scst_learning_rate, "temperature": c.scst_temperature,
-                         "xe_weight": c.scst_xe_weight, "bleu_weight": c.scst_bleu_weight,
-                         "dev_before": self.before,
-                         "how": "self-critical sequence training (captioner/training/scst.py): CIDEr-D reward "
-                                "(df from every training reference), REINFORCE without dropout or the attention "
-                                "penalty"}}
+    def metrics_before(self):
+        """Dev figures measured before this training (none for cross-entropy from scratch)."""
+        return {}
 
     def export(self, model):
         from captioner.backbones import get_backbone
