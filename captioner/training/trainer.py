@@ -56,14 +56,34 @@ class Recipe:
         raise NotImplementedError
 
     def strategy(self):
-        """The tf.distribute strategy the model trains under, or None (no distribution). The
-        Trainer asks first thing, before any TensorFlow op (a multi-worker strategy must be
-        created then); a recipe that distributes creates it once and uses it in `model_scope`."""
-        return None
+        """The tf.distribute strategy of the config's `distribute` option (a recipe whose config
+        has one: `--distribute mirrored|multi-worker`), created once; None when the recipe does
+        not distribute. The Trainer asks first thing, before any TensorFlow op (a multi-worker
+        strategy must be created then)."""
+        if not hasattr(self.cfg, "distribute"):
+            return None
+        if getattr(self, "_strategy", None) is None:
+            from captioner.training.distribute import strategy_for
 
+            self._strategy = strategy_for(self.cfg.distribute)
+        return self._strategy
+
+    @contextlib.contextmanager
     def model_scope(self):
-        """Context in which the model is built and compiled (distribution, precision policy)."""
-        return contextlib.nullcontext()
+        """Context in which the model is built and compiled: the strategy's scope, and the
+        mixed_bfloat16 policy for the layers built in it when the config's `mixed_precision` is on
+        (the saved inference copy computes in float32)."""
+        import keras
+
+        strategy = self.strategy()
+        previous = keras.mixed_precision.global_policy().name
+        if getattr(self.cfg, "mixed_precision", False):
+            keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
+        try:
+            with strategy.scope() if strategy is not None else contextlib.nullcontext():
+                yield
+        finally:
+            keras.mixed_precision.set_global_policy(previous)
 
     def build_model(self, seed):
         raise NotImplementedError

@@ -22,14 +22,13 @@ That is its own recipe, `caption_scst.CaptionSCST`, which `Caption.make` picks f
 only what differs from this one.
 """
 
-import contextlib
 import dataclasses
 import logging
 import os
 import time
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.distribute import STRATEGIES, strategy_for
+from captioner.training.distribute import STRATEGIES
 from captioner.training.trainer import Recipe
 
 NAME = "caption"
@@ -164,11 +163,6 @@ class Caption(Recipe):
         return Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
                                 min_count=self.cfg.min_count)
 
-    def strategy(self):
-        if not hasattr(self, "_strategy"):
-            self._strategy = strategy_for(self.cfg.distribute)
-        return self._strategy
-
     def _extract(self, trainer, paths):
         """Extract the features `paths` lack into --features (resumable); the paths that could
         not be read. Multi-worker: the chief extracts while the other workers wait, then they
@@ -191,20 +185,6 @@ class Caption(Recipe):
                              "storage every worker reads (or a copy of the complete store on each)")
         with FeatureStore(cfg.features) as store:
             return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read
-
-    @contextlib.contextmanager
-    def model_scope(self):
-        import keras
-
-        strategy = self.strategy()
-        previous = keras.mixed_precision.global_policy().name
-        if self.cfg.mixed_precision:
-            keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
-        try:
-            with strategy.scope():
-                yield
-        finally:
-            keras.mixed_precision.set_global_policy(previous)
 
     def build_model(self, seed):
         from captioner.models.caption_decoder_model import CaptionDecoderModel

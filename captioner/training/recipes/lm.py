@@ -23,7 +23,6 @@ temperatures and, side by side on the same tokens, count baselines (interpolated
 Kneser-Ney n-grams, add-one unigram).
 """
 
-import contextlib
 import dataclasses
 import logging
 import os
@@ -151,18 +150,6 @@ class LanguageModelRecipe(Recipe):
                       + " Baselines: count models on exactly the same tokens (captioner/text/ngram_lm.py).")
         log.info("%s; vocabulary %d", self.desc, len(self.vocab))
         return {"vocab_size": len(self.vocab), "data": self.desc, **counts}
-
-    @contextlib.contextmanager
-    def model_scope(self):
-        import keras
-
-        previous = keras.mixed_precision.global_policy().name
-        if self.cfg.mixed_precision:
-            keras.mixed_precision.set_global_policy("mixed_bfloat16")  # for the layers built now only
-        try:
-            yield
-        finally:
-            keras.mixed_precision.set_global_policy(previous)
 
     def build_model(self, seed):
         from captioner.models.language_model import LanguageModel
