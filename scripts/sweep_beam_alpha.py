@@ -45,7 +45,7 @@ def main(argv=None):
     from captioner.inference.batch import load_captioner
     from captioner.metrics import evaluate_captions, meteor_session
     from captioner.training.caption_data import decode_captions
-    from captioner.training.recipes.caption import caption_statistics
+    from captioner.metrics.distinct import caption_statistics
 
     model = load_captioner(args.model)
     dev = load_flickr8k(args.data_dir, "dev")

@@ -19,3 +19,15 @@ def distinct_n(texts, n: int) -> float:
         total += len(grams)
         seen.update(grams)
     return len(seen) / total if total else 0.0
+
+
+def caption_statistics(captions):
+    """What a set of captions looks like: mean length in words, how many distinct captions, how
+    many distinct words (self-critical training is known to shorten and narrow them). Keys as
+    the caption recipe reports them on dev ("dev_caption_length", ...)."""
+    from captioner.text import tokenize
+
+    words = [tokenize(c) for c in captions]
+    return {"dev_caption_length": sum(map(len, words)) / max(len(words), 1),
+            "dev_distinct_captions": float(len({" ".join(w) for w in words})),
+            "dev_vocabulary": float(len({t for w in words for t in w}))}

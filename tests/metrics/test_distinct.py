@@ -13,3 +13,10 @@ def test_distinct_by_hand():
     assert distinct_n([["a", "b"], ["a", "b"]], 2) == 0.5
     with pytest.raises(ValueError):
         distinct_n(texts, 0)
+
+
+def test_caption_statistics_count_length_distinct_captions_and_words():
+    from captioner.metrics.distinct import caption_statistics
+
+    stats = caption_statistics(["a dog runs", "a dog runs", "A cat sleeps on the mat"])
+    assert stats == {"dev_caption_length": (3 + 3 + 6) / 3, "dev_distinct_captions": 2.0, "dev_vocabulary": 8.0}

@@ -18,22 +18,18 @@ the image's references (document frequencies from every training reference), min
 --scst-temperature (default 0.5); optionally plus --scst-xe-weight x the cross-entropy of one
 reference per image. The decoder's architecture, weights and vocabulary come from --init-model
 (--kind, --units, ... are not used); Adam at --scst-learning-rate; model selection on dev CIDEr.
-That is its own recipe, `caption_scst.CaptionSCST`, which `Caption.make` picks for --scst: it says
-only what differs from this one.
+This module is the command (its options, `Config`); the recipes are `caption_xe.Caption`
+(cross-entropy) and `caption_scst.CaptionSCST` (self-critical, saying only what differs), and
+`RECIPE.make` picks one by --scst.
 """
 
 import dataclasses
-import logging
-import os
-import time
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.distribute import STRATEGIES
-from captioner.training.trainer import Recipe
 
 NAME = "caption"
 HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
-log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -87,173 +83,15 @@ class Config(TrainConfig):
     scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
 
 
-class Caption(Recipe):
-    """Cross-entropy training of a `CaptionDecoderModel` on cached features (teacher forcing)."""
+class _ChooseRecipe:
+    """`make(cfg)`: the cross-entropy recipe, or the self-critical one with --scst."""
 
-    task = "caption"
-    metric = "dev_BLEU-4"
+    @staticmethod
+    def make(cfg):
+        from captioner.training.recipes.caption_scst import CaptionSCST
+        from captioner.training.recipes.caption_xe import Caption
 
-    @classmethod
-    def make(cls, cfg):
-        if cfg.scst:
-            from captioner.training.recipes.caption_scst import CaptionSCST
-
-            return CaptionSCST(cfg)
-        return cls(cfg)
-
-    def _split(self, split):
-        from captioner.data import load_coco_karpathy, load_flickr8k
-        from captioner.errors import InputError
-
-        if self.cfg.format == "flickr8k":
-            return load_flickr8k(self.cfg.data_dir, split=split)
-        if not self.cfg.karpathy_json:
-            raise InputError("--format coco needs --karpathy-json")
-        return load_coco_karpathy(self.cfg.karpathy_json, self.cfg.data_dir, split=split)
-
-    def prepare(self, trainer):
-        from captioner.features.store import FeatureStore
-        from captioner.models.caption_decoder_model import KINDS
-        from captioner.training.caption_data import CaptionExamples
-
-        cfg = self.cfg
-        self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
-        self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
-        train, dev = self._split(cfg.train_split), self._split(self.dev_split)
-        self.before_data(trainer, train)
-        train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
-        dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
-        needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
-        bad = self._extract(trainer, needed)
-        if bad:
-            log.warning("%d images could not be read and are left out", len(bad))
-            train.image_paths = [p for p in train.image_paths if p not in bad]
-            dev.image_paths = [p for p in dev.image_paths if p not in bad]
-        feature = KINDS[self.decoder_kind()][0]
-        with FeatureStore(cfg.features) as store:
-            def load(paths):
-                ids = [os.path.basename(p) for p in paths]
-                return store.load(ids, grid=feature == "grid", pooled=feature == "pooled")[feature]
-            self.train_feats, self.dev_feats, self.backbone = load(train.image_paths), load(dev.image_paths), store.backbone
-        self.vocab = trainer.cached("vocabulary.json", lambda: self.build_vocabulary(train))
-        log.info("vocabulary: %d words (min count %d)", len(self.vocab), cfg.min_count)
-        self.examples = CaptionExamples.build(train, self.vocab, cfg.max_caption_length)
-        self.train_set = train
-        self.dev, self.references = dev, {p: dev.captions[p] for p in dev.image_paths}
-        self.data = {"format": cfg.format, "data_dir": cfg.data_dir, "train_split": cfg.train_split,
-                     "train_images": len(train.image_paths), "train_captions": len(self.examples)}
-        info = {"backbone": self.backbone, "vocab_size": len(self.vocab), "train_images": len(train.image_paths),
-                "train_captions": len(self.examples), "dev_images": len(dev.image_paths), "data": self.data}
-        return info
-
-    # -- what the self-critical recipe changes (caption_scst.CaptionSCST) --------------------
-    def before_data(self, trainer, train):
-        """Called with the whole training split, before --limit and feature extraction."""
-
-    def decoder_kind(self):
-        return self.cfg.kind
-
-    def backbone_name(self):
-        """The backbone whose features the decoder reads."""
-        return self.cfg.backbone
-
-    def build_vocabulary(self, train):
-        from captioner.text import Vocabulary, tokenize
-
-        return Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
-                                min_count=self.cfg.min_count)
-
-    def _extract(self, trainer, paths):
-        """Extract the features `paths` lack into --features (resumable); the paths that could
-        not be read. Multi-worker: the chief extracts while the other workers wait, then they
-        read its store (which must be where they can read it)."""
-        from captioner.errors import InputError
-        from captioner.features.extract import extract_features
-        from captioner.features.store import FeatureStore
-        from captioner.training.distribute import barrier
-
-        cfg, role = self.cfg, trainer.role
-        ids = [os.path.basename(p) for p in paths]
-        if role.chief:
-            report = extract_features(paths, cfg.features, backbone=self.backbone_name(), ids=ids)
-        barrier(trainer.strategy, role, "the chief extracts the features")
-        if role.chief:
-            return {p for p, _ in report.failed}
-        if not os.path.exists(cfg.features):
-            raise InputError(f"--features {cfg.features}: not found by {role.name}; in multi-worker training the "
-                             "chief extracts the features and the other workers read its store, so it must be on "
-                             "storage every worker reads (or a copy of the complete store on each)")
-        with FeatureStore(cfg.features) as store:
-            return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read
-
-    def build_model(self, seed):
-        from captioner.models.caption_decoder_model import CaptionDecoderModel
-
-        c = self.cfg
-        return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
-                                   projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
-                                   attention_units=c.attention_units, dropout=c.dropout,
-                                   attention_lambda=c.attention_lambda)
-
-    def steps_per_pass(self):
-        return self.examples.steps_per_epoch(self.cfg.batch_size)
-
-    def batches(self, epoch, seed):
-        for rows, toks in self.examples.batches(epoch, seed, self.cfg.batch_size):
-            yield {"annotations": self.train_feats[rows], "tokens": toks[:, :-1]}, toks[:, 1:]
-
-    def decode(self, model, beam_size=None, tool="python", meteor=True):
-        from captioner.metrics import evaluate_captions
-        from captioner.training.caption_data import decode_captions
-
-        model = getattr(model, "captioner", model)  # a training step that wraps the decoder (SCST)
-        hyps = decode_captions(model, self.dev_feats, self.dev.image_paths, self.vocab,
-                               beam_size=beam_size or self.cfg.beam_size, alpha=self.cfg.alpha,
-                               max_length=self.cfg.max_length)
-        return evaluate_captions(self.references, hyps, tool=tool, meteor=meteor), hyps
-
-    def evaluate_dev(self, model):
-        scores, hyps = self.decode(model, meteor=False)
-        return {"dev_BLEU-4": scores["BLEU-4"], "dev_CIDEr": scores["CIDEr"], **caption_statistics(hyps.values())}
-
-    def evaluate(self, model, trainer):
-        from captioner.io import write_json
-
-        metrics = {"split": f"{self.cfg.format} {self.dev_split}", "images": len(self.dev.image_paths),
-                   **self.metrics_before()}
-        for beam in [int(b) for b in self.cfg.final_eval_beams.split(",") if b]:
-            t = time.perf_counter()
-            scores, _ = self.decode(model, beam_size=beam, tool="auto")
-            metrics[f"beam_{beam}"] = {**scores, "decode_seconds": round(time.perf_counter() - t, 1)}
-            log.info("dev beam %d: %s", beam, scores)
-        _, hyps = self.decode(model, meteor=False)
-        write_json(trainer.run_dir.path("dev_samples.json"), [
-            {"image": os.path.basename(p), "caption": hyps[p], "references": self.references[p][:2]}
-            for p in self.dev.image_paths[:20]])
-        return metrics
-
-    def metrics_before(self):
-        """Dev figures measured before this training (none for cross-entropy from scratch)."""
-        return {}
-
-    def export(self, model):
-        from captioner.backbones import get_backbone
-        from captioner.models.image_captioner import ImageCaptioner
-
-        c = self.cfg
-        return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
-                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
+        return CaptionSCST(cfg) if cfg.scst else Caption(cfg)
 
 
-def caption_statistics(captions):
-    """What the dev captions look like: mean length in words, how many distinct captions, how
-    many distinct words (self-critical training is known to shorten and narrow them)."""
-    from captioner.text import tokenize
-
-    words = [tokenize(c) for c in captions]
-    return {"dev_caption_length": sum(map(len, words)) / max(len(words), 1),
-            "dev_distinct_captions": float(len({" ".join(w) for w in words})),
-            "dev_vocabulary": float(len({t for w in words for t in w}))}
-
-
-RECIPE = Caption
+RECIPE = _ChooseRecipe

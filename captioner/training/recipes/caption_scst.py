@@ -1,6 +1,6 @@
 """`captioner train caption --scst`: self-critical sequence training (Rennie et al. 2017) of a
 trained captioner, as a recipe that says only what differs from cross-entropy training
-(`caption.Caption`, whose data, features, decoding and export it keeps):
+(`caption_xe.Caption`, whose data, features, decoding and export it keeps):
 
 * the decoder, its vocabulary and its backbone come from --init-model;
 * one example per training IMAGE, not per caption (`batches`), each with its sampling seed;
@@ -15,7 +15,7 @@ import logging
 import os
 import time
 
-from captioner.training.recipes.caption import Caption
+from captioner.training.recipes.caption_xe import Caption
 
 log = logging.getLogger(__name__)
 
