@@ -1,6 +1,7 @@
-"""The README is tested (issue 43): every `captioner ...` command in its shell blocks parses with the
-real argument parser, and every file under assets/ or ../shared/datasets it names exists, so a
-renamed option, a removed model or a stale path fails here instead of for a newcomer."""
+"""The README and the guides in docs/ are tested (issue 43): every `captioner ...` command in their
+shell blocks parses with the real argument parser, and every file under assets/ or
+../shared/datasets it names exists, so a renamed option, a removed model or a stale path fails
+here instead of for a newcomer; every relative link of a page names a file that exists."""
 
 import re
 import shlex
@@ -95,3 +96,17 @@ def test_the_contents_list_every_section_in_order():
         return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
 
     assert all(target == anchor(title) for title, target in listed)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_relative_link_names_a_file_that_exists(doc):
+    text = doc.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith(("http://", "https://", "#", "mailto:")) or "=" in target:
+            continue
+        assert (doc.parent / target.split("#")[0]).exists(), f"{doc.name}: the link ({target}) names no file"
+
+
+def test_the_guides_are_linked_from_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert all(f"(docs/{p.name})" in readme for p in DOCS[1:]), "a guide in docs/ the README does not link"

@@ -12,7 +12,7 @@ turns, in one Keras object:
 annotations of the last N turns, flattened to (B, N*W, 2U) with the word mask (the pooled
 context vector still gives s0). Its per-turn attention is the sum over each turn's words.
 The bundled model attends over the turns: on the SGD data the two were compared at an equal
-training budget (README, dialogue section) and the turns kept.
+training budget (docs/models.md, the dialogue model) and the turns kept.
 
 The two hierarchical encoders are the document classifier's layer classes. Decoding is the one
 Generator (beam search); its attention over the N turns says which earlier turn each response

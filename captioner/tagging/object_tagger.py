@@ -104,7 +104,7 @@ class ObjectTagger:
     """
 
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
-    # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see README "Open-world captioning"
+    # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), **fitted):
         self.variant = variant

@@ -96,8 +96,9 @@ def _recorded_commands():
 
     for card in sorted((ROOT / "assets" / "models").glob("*.json")):
         walk(json.loads(card.read_text()), card.name)
-    readme = (ROOT / "README.md").read_text().replace("\\\n", " ")
-    found += [("README.md", m) for m in re.findall(r"captioner train [^\n`]*", readme) ]
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:  # the README and its guides
+        text = doc.read_text().replace("\\\n", " ")
+        found += [(doc.name, m) for m in re.findall(r"captioner train [^\n`]*", text)]
     out = []
     for where, text in found:
         text = re.sub(r"\(.*\)\s*$", "", text.strip()).strip()  # "(member 3 of the ensemble run below)"

@@ -59,8 +59,7 @@ class Config(TrainConfig):
     dev_limit: int | None = option(None, help="use only the first N dev images")
     distribute: str = option("none", choices=STRATEGIES,
                              help="mirrored: every GPU (else logical CPU) of this machine; multi-worker: the "
-                                  "workers TF_CONFIG names, each running this same command (README, Multi-worker "
-                                  "training)")
+                                  "workers TF_CONFIG names, each running this same command (docs/scale_out.md)")
     mixed_precision: bool = option(False, help="train in mixed_bfloat16 (float32 weights, bfloat16 math): ~1.25x "
                                    "less CPU time per step on CPUs with AVX512_BF16 (scripts/bench_training.py); "
                                    "the saved model decodes in float32")
