@@ -146,6 +146,20 @@ def classifier_compile_args():
             "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
 
 
+class ClassifierRecipe(Recipe):
+    """A recipe whose model classifies: class-logit cross-entropy (`classifier_compile_args`), and
+    training data in `self.train_batches` (an `ArrayBatches` built by `prepare`)."""
+
+    def compile_args(self):
+        return classifier_compile_args()
+
+    def steps_per_pass(self):
+        return len(self.train_batches)
+
+    def batches(self, epoch, seed):
+        return self.train_batches(epoch, seed)
+
+
 class ArrayBatches:
     """Batches of in-memory arrays (dict of inputs, targets) in a fresh order each epoch;
     with `sample_weights` (one per example), (inputs, targets, weights) triples, which

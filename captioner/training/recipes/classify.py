@@ -17,7 +17,7 @@ import dataclasses
 import logging
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
+from captioner.training.trainer import ArrayBatches, ClassifierRecipe
 
 NAME = "classify"
 HELP = "train a hierarchical attention network (HAN) document classifier (20 Newsgroups, BBC News)"
@@ -75,7 +75,7 @@ def classification_report(gold, predicted, labels):
             "confusion (rows gold, columns predicted)": confusion.tolist()}
 
 
-class Classify(Recipe):
+class Classify(ClassifierRecipe):
     task = "classify"
     metric = "dev_accuracy"
     selection = "dev accuracy"
@@ -151,15 +151,6 @@ class Classify(Recipe):
             model.word_encoder.embedding.set_weights([table])
             log.info("embeddings %s: %d of %d vocabulary words have a vector", self.cfg.embeddings, self.found,
                      len(self.vocab) - 4)
-
-    def compile_args(self):
-        return classifier_compile_args()
-
-    def steps_per_pass(self):
-        return len(self.train_batches)
-
-    def batches(self, epoch, seed):
-        return self.train_batches(epoch, seed)
 
     def predict(self, model, ids):
         return model.predict_attention(ids, batch_size=128)[0].argmax(-1)

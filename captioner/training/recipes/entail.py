@@ -22,7 +22,7 @@ import logging
 
 from captioner.training.config import option
 from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
-from captioner.training.trainer import ArrayBatches, Recipe, classifier_compile_args
+from captioner.training.trainer import ArrayBatches, ClassifierRecipe
 
 NAME = "entail"
 HELP = "train an entailment classifier (SICK/SNLI) or an entailed-hypothesis generator"
@@ -123,7 +123,7 @@ class EntailGenerate(Seq2SeqRecipe):
         return tr, dv, ev, eval_name, desc, "en"
 
 
-class Entail(Recipe):
+class Entail(ClassifierRecipe):
     """--task classify: an ESIM-lite classifier, or an ensemble of --members of them."""
 
     task = "entail"
@@ -220,15 +220,6 @@ class Entail(Recipe):
                                     use_pair_features=not c.no_pair_features, lexicon=self.lexicon,
                                     max_length=c.max_source_length, relatedness_weight=c.relatedness_weight,
                                     relations=self.relations, training_config={"seed": seed, "data": self.desc})
-
-    def compile_args(self):
-        return classifier_compile_args()
-
-    def steps_per_pass(self):
-        return len(self.train_batches)
-
-    def batches(self, epoch, seed):
-        return self.train_batches(epoch, seed)
 
     @staticmethod
     def accuracy(model, xy):

@@ -20,7 +20,7 @@ import logging
 import os
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.trainer import CLASS_WEIGHTING, ArrayBatches, Recipe, class_weights, classifier_compile_args
+from captioner.training.trainer import CLASS_WEIGHTING, ArrayBatches, ClassifierRecipe, class_weights
 
 NAME = "video-classify"
 HELP = "train an activity classifier (LSTM over frame features, LRCN) on UCF101-layout clips"
@@ -94,7 +94,7 @@ def balanced_accuracy(labels, predictions, num_classes):
     return 100.0 * float(np.mean(recalls)) if recalls else 0.0
 
 
-class VideoClassify(Recipe):
+class VideoClassify(ClassifierRecipe):
     task = "video-classify"
     metric = "dev_accuracy"
     selection = "dev accuracy"
@@ -161,15 +161,6 @@ class VideoClassify(Recipe):
                                     grid_regions=feats.shape[2] if c.feature == "grid" else None,
                                     grid_channels=c.grid_channels, projection_dim=c.projection_dim, units=c.units,
                                     dropout=c.dropout)
-
-    def compile_args(self):
-        return classifier_compile_args()
-
-    def steps_per_pass(self):
-        return len(self.train_batches)
-
-    def batches(self, epoch, seed):
-        return self.train_batches(epoch, seed)
 
     def predict(self, model, split):
         return model.predict(self.data[split][0], batch_size=128, verbose=0).argmax(-1)
