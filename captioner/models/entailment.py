@@ -38,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
+from captioner.models.shared_config import join_shared, split_shared
 from captioner.text.tokenizer import tokenize
 from captioner.text.vocabulary import Vocabulary
 from captioner.text.wordnet import (
@@ -264,10 +265,13 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
     All members must read the same vocabulary, length limit and features, so one `prepare`
     serves them all."""
 
-    def __init__(self, members, training_config=None, **kwargs):
+    # what every member reads alike: saved once in the ensemble's config ("shared"), not per member
+    SHARED = ("vocabulary", "lexicon", "relations")
+
+    def __init__(self, members, training_config=None, shared=None, **kwargs):
         super().__init__(**kwargs)
-        members = [m if isinstance(m, EntailmentClassifier) else keras.saving.deserialize_keras_object(m)
-                   for m in members]
+        members = [m if isinstance(m, EntailmentClassifier) else keras.saving.deserialize_keras_object(
+            join_shared(m, shared)) for m in members]
         if not members:
             raise ValueError("an ensemble needs at least one member")
         first = members[0]
@@ -297,8 +301,8 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
         return logits
 
     def get_config(self):
-        return {**super().get_config(), "members": [keras.saving.serialize_keras_object(m) for m in self.members],
-                "training_config": self.training_config}
+        members, shared = split_shared([keras.saving.serialize_keras_object(m) for m in self.members], self.SHARED)
+        return {**super().get_config(), "members": members, "shared": shared, "training_config": self.training_config}
 
     @classmethod
     def from_config(cls, config):

@@ -22,6 +22,7 @@ from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
 from captioner.decoding.generator import Generator
 from captioner.decoding.rescoring import rescorer_from_config
 from captioner.models.seq2seq import Seq2Seq
+from captioner.models.shared_config import join_shared, split_shared
 from captioner.text.vocabulary import PAD_ID, START_ID
 
 _SHARED = ("source_tokenizer", "target_tokenizer", "kind")
@@ -33,13 +34,17 @@ class Seq2SeqEnsemble(Seq2Seq):
     """members: `Seq2Seq` models (or their serialized configs) with the same vocabularies,
     tokenizers and kind; combine: "product" or "mixture"; decoding settings: None for the
     first member's; rescorer: an n-best rescorer or its config (`captioner.decoding.rescoring`), the
-    ensemble's own (None: none)."""
+    ensemble's own (None: none); shared: what the members' saved configs share, saved once
+    (`captioner.models.shared_config`)."""
+
+    SHARED = ("source_vocabulary", "target_vocabulary", "source_tokenizer", "target_tokenizer")
 
     def __init__(self, members, combine="product", beam_size=None, alpha=None, max_length=None, replace_unk=None,
                  coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescorer=None, training_config=None,
-                 **kwargs):
+                 shared=None, **kwargs):
         keras.Model.__init__(self, **kwargs)  # not Seq2Seq's: the members hold every layer
-        members = [m if isinstance(m, Seq2Seq) else keras.saving.deserialize_keras_object(m) for m in members]
+        members = [m if isinstance(m, Seq2Seq) else keras.saving.deserialize_keras_object(join_shared(m, shared))
+                   for m in members]
         if not members:
             raise ValueError("an ensemble needs at least one member")
         if combine not in COMBINES:
@@ -84,7 +89,8 @@ class Seq2SeqEnsemble(Seq2Seq):
     def get_config(self):
         return {
             **keras.Model.get_config(self),
-            "members": [keras.saving.serialize_keras_object(m) for m in self.members],
+            **dict(zip(("members", "shared"), split_shared([keras.saving.serialize_keras_object(m) for m in self.members],
+                                                           self.SHARED))),
             "combine": self.combine, **{name: getattr(self, name) for name in _SETTINGS},
             **self._rescorer_config(), "training_config": self.training_config,
         }

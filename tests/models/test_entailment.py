@@ -180,3 +180,21 @@ def test_relations_bias_attention_save_and_pad(tmp_path):
     loaded = keras.models.load_model(path)
     np.testing.assert_allclose(loaded.predict_proba(x)[0], p1, atol=1e-6)
     assert loaded.entail(["a man plays a guitar"], ["a person is playing"])[0].attention.shape == (4, 5)
+
+
+def test_an_ensemble_saves_what_its_members_share_once_and_still_reads_the_old_layout(tmp_path):
+    members = [_model(seed=s, relations=REL_TABLE) for s in (0, 1)]
+    ens = EntailmentEnsemble(members)
+    config = ens.get_config()
+    assert set(config["shared"]) == {"vocabulary", "lexicon", "relations"}
+    assert all("relations" not in m["config"] and "vocabulary" not in m["config"] for m in config["members"])
+    again = EntailmentEnsemble.from_config(config)
+    assert again.members[1].relations == REL_TABLE and list(again.vocabulary.tokens) == list(ens.vocabulary.tokens)
+    old = {**config, "members": [keras.saving.serialize_keras_object(m) for m in members]}  # each member whole
+    del old["shared"]
+    assert EntailmentEnsemble.from_config(old).members[0].relations == REL_TABLE
+    path = tmp_path / "e.keras"
+    ens.save(path)
+    loaded = keras.models.load_model(path)
+    prem, hyp = ["A man is playing a guitar"], ["A person plays"]
+    assert loaded.entail(prem, hyp)[0].probabilities == pytest.approx(ens.entail(prem, hyp)[0].probabilities, abs=1e-5)
