@@ -42,7 +42,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
     def __init__(self, backbone, decoder, vocabulary, beam_size=3, alpha=0.0, max_length=20,
                  training_config=None, tagger=None, **kwargs):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
-        self.tagger_config = dict(tagger or {})  # ObjectTagger settings (fitted mention rates); {}: its defaults
+        self.tagger_config = dict(tagger or {})  # ObjectTagger settings (bonus, known classes, ...); {}: its defaults
         self.decoder = deserialize(decoder)
         self.feature = self.decoder.feature
         self.set_search_defaults(beam_size, alpha, max_length)
@@ -119,7 +119,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         return self._object_tagger
 
     def set_tagger(self, **settings):
-        """Save these `ObjectTagger` settings with the model (e.g. `fit_mentions`'s rates)."""
+        """Save these `ObjectTagger` settings with the model (e.g. `fit_known`'s known classes)."""
         self.tagger_config = {**self.tagger_config, **settings}
         self._object_tagger = None
 

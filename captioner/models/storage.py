@@ -132,12 +132,15 @@ def stored_dtypes(path):
 
 def storage_record(model, path):
     """What a model card records of how `path` (just saved from `model`) stores its weights:
-    {"bytes", "weights": {dtype: arrays}, "backbone": the package reference or "stored"}."""
+    {"bytes", "weights": {dtype: arrays}, "backbone": the package reference or "stored"}, read
+    from the file itself (its config.json: what was written, without digesting the backbone again)."""
+    import json
+
     from captioner.backbones.by_reference import REFERENCE_KEY
 
     record = {"bytes": os.path.getsize(path), "weights": stored_dtypes(path)}
-    backbone = getattr(model, "backbone", None)
-    if backbone is not None:
-        config = model.get_config().get("backbone")
+    if getattr(model, "backbone", None) is not None:
+        with zipfile.ZipFile(path) as archive:
+            config = json.loads(archive.read("config.json")).get("config", {}).get("backbone")
         record["backbone"] = config[REFERENCE_KEY] if isinstance(config, dict) and REFERENCE_KEY in config else "stored"
     return record
