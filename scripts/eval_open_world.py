@@ -1,17 +1,23 @@
 """Open-world captioning, side by side on the same features (issue 38): the bundled captioner
-alone, and with object tags from its backbone's ImageNet head as soft lexical constraints of
-the beam search (several bonus sizes), then the class names filled in.
+alone, and with object tags from its backbone's ImageNet head steering the one beam search,
+either softly (a bonus on the tag's word: ``--search bonus``) or as hard, disjunctive
+constraints (Anderson et al. 2017's constrained beam search: ``--search constrained``), then
+the class names filled in.
 
     python scripts/eval_open_world.py --model assets/models/flickr8k_attention.keras \\
-        --imagenet ../shared/datasets/imagenet-sample --flickr8k ../shared/datasets/flickr8k --dev-limit 300
+        --imagenet ../shared/datasets/imagenet-sample --flickr8k ../shared/datasets/flickr8k --dev-limit 300 \\
+        --search bonus constrained --bonus 16 --threshold 0.5
 
 * ImageNet sample (500 real photos, one per even class; never trained on): the share of
-  captions that name the photo's class or a WordNet hypernym of it ("fish" for a tench), and
-  the tagger's own top-1. The softmax temperature is fitted (NLL) on the photos of classes
-  0, 4, 8, ... and its calibration (ECE, 15 bins) reported on the others.
-* Flickr8k dev (first --dev-limit photos): BLEU-4 / METEOR / CIDEr, so the tags do not cost the
-  captioner its home ground.
+  captions that name the photo's class or a WordNet hypernym of it ("fish" for a tench; the
+  generic hypernyms of GENERIC below, "animal", "device", "food", do not count), overall and by
+  coarse group, and the tagger's own top-1. The softmax temperature is fitted (NLL) on the
+  photos of classes 0, 4, 8, ... and its calibration (ECE, 15 bins) reported on the others.
+* Flickr8k dev (first --dev-limit photos): BLEU-4 / METEOR / CIDEr, CHAIR (object words no
+  reference names: ``captioner.metrics.hallucination``) and the mean caption length, so the
+  tags do not cost the captioner its home ground.
 
+``--cache DIR`` keeps the backbone features of both photo sets (one .npy each per model file).
 Writes assets/benchmarks/open_world_captioning.json (figures and 20 example captions).
 """
 
@@ -46,11 +52,41 @@ def caption_all(model, features, objects, batch=32):
     return captions
 
 
-def mentions(text, entry):
-    """Whether `text` names the class (a lemma or its name) or a hypernym of it."""
-    padded = f" {text.lower()} "
+# WordNet hypernyms that name nothing in particular: a caption saying "an animal" or "a device"
+# does not name a tabby or a hair dryer
+GENERIC = frozenset(w.replace("_", " ") for w in """
+entity physical_entity object physical_object whole unit artifact artefact organism being living_thing
+animate_thing animal animate_being beast brute creature fauna person individual someone somebody mortal soul
+device container instrumentality instrumentation structure construction thing matter substance material stuff
+food nutrient solid_food foodstuff food_product covering commodity goods consumer_goods equipment implement
+article abstraction part piece component component_part constituent vertebrate craniate chordate invertebrate
+plant flora plant_life natural_object geological_formation formation place location area region vehicle
+conveyance transport way system mechanism machine fluid liquid solid produce
+""".split())
+
+# coarse groups, by the first of these words on a class's hypernym chain (else "other artifact")
+GROUPS = [("dog", "dog"), ("bird", "bird"), ("mammal", "other mammal"), ("fish", "fish, reptile, amphibian"),
+          ("reptile", "fish, reptile, amphibian"), ("amphibian", "fish, reptile, amphibian"),
+          ("invertebrate", "invertebrate"), ("food", "food, plant"), ("plant", "food, plant"),
+          ("conveyance", "vehicle"), ("clothing", "clothing"), ("device", "device, instrument"),
+          ("instrument", "device, instrument"), ("container", "container"), ("structure", "structure")]
+
+
+def coarse_group(entry):
+    chain = [w for level in entry["hypernyms"] for w in level]
+    return next((group for word, group in GROUPS if word in chain), "other")
+
+
+def naming_words(entry):
+    """The words that name the class: its lemmas and name, and its hypernyms but the GENERIC ones."""
     words = set(entry["lemmas"]) | {entry["name"].lower()} | {w for level in entry["hypernyms"] for w in level}
-    return any(f" {w} " in padded or f" {w}s " in padded or f" {w}es " in padded for w in words)
+    return {w for w in words if w not in GENERIC}
+
+
+def mentions(text, entry):
+    """Whether `text` names the class (a lemma or its name) or a non-generic hypernym of it."""
+    padded = f" {text.lower()} "
+    return any(f" {w} " in padded or f" {w}s " in padded or f" {w}es " in padded for w in naming_words(entry))
 
 
 def ece(probs, labels, bins=15):
@@ -74,6 +110,10 @@ def main(argv=None):
     parser.add_argument("--bonus", type=float, nargs="+", default=[2.0, 4.0, 8.0])
     parser.add_argument("--threshold", type=float, nargs="+", default=[0.3],
                         help="tag probabilities that constrain the caption (each bonus with each threshold)")
+    parser.add_argument("--search", nargs="+", default=["bonus"], choices=["bonus", "constrained"],
+                        help="how tags steer: a bonus (each --bonus) or hard constraints (the bonus plays no part)")
+    parser.add_argument("--max-constraints", type=int, default=2)
+    parser.add_argument("--cache", default=None, help="a folder for the backbone features of both photo sets")
     parser.add_argument("--output", default="assets/benchmarks/open_world_captioning.json")
     args = parser.parse_args(argv)
 
@@ -90,7 +130,18 @@ def main(argv=None):
     paths = sorted(glob.glob(os.path.join(args.imagenet, "images", "*.jpg")))
     labels = np.array([index_of[os.path.basename(p).split("_")[0]] for p in paths])
     t0 = time.time()
-    feats = load_features(model, paths)
+
+    def features(name, photo_paths):
+        if not args.cache:
+            return load_features(model, photo_paths)
+        cached = os.path.join(args.cache, f"{os.path.basename(args.model)}.{name}.{len(photo_paths)}.npy")
+        if not os.path.exists(cached):
+            os.makedirs(args.cache, exist_ok=True)
+            np.save(cached + ".tmp.npy", load_features(model, photo_paths))
+            os.replace(cached + ".tmp.npy", cached)
+        return np.load(cached)
+
+    feats = features("imagenet", paths)
     tagger = model.object_tagger()
     pooled = feats.mean(axis=1)
     fit = labels % 4 == 0  # classes 0, 4, 8, ...: fit T; the others (2, 6, 10, ...): report
@@ -112,33 +163,50 @@ def main(argv=None):
     results = {"model": args.model, "photos": len(paths), "temperature": best_t, "calibration_held_out": report,
                "tagger_top1_all": float(np.mean(tagger.probabilities(pooled).argmax(1) == labels)), "runs": {}}
     examples = {}
-    settings = [("captioner alone", None)] + [(f"tags, bonus {b}, threshold {t}", (b, t))
-                                              for b in args.bonus for t in args.threshold]
-    for name, bonus in settings:
-        if bonus is not None:
-            tagger.bonus, tagger.threshold = bonus
-        caps = caption_all(model, feats, objects=bonus is not None)
-        named = [mentions(c.text, classes[y]) for c, y in zip(caps, labels)]
+    settings = [("captioner alone", None)]
+    for search in args.search:
+        for t in args.threshold:
+            if search == "constrained":
+                settings.append((f"tags as constraints (at most {args.max_constraints}), threshold {t}",
+                                 {"search": search, "threshold": t, "max_constraints": args.max_constraints}))
+            else:
+                settings += [(f"tags, bonus {b}, threshold {t}", {"search": search, "bonus": b, "threshold": t})
+                             for b in args.bonus]
+    groups = np.array([coarse_group(classes[y]) for y in labels])
+    for name, setting in settings:
+        for key, value in (setting or {}).items():
+            setattr(tagger, key, value)
+        caps = caption_all(model, feats, objects=setting is not None)
+        named = np.array([mentions(c.text, classes[y]) for c, y in zip(caps, labels)])
         results["runs"][name] = {"names_object_or_hypernym": float(np.mean(named)),
-                                 "distinct_captions": len({c.text for c in caps})}
+                                 "by_group": {g: {"photos": int((groups == g).sum()),
+                                                  "named": round(float(named[groups == g].mean()), 3)}
+                                              for g in sorted(set(groups))},
+                                 "distinct_captions": len({c.text for c in caps}),
+                                 "mean_words": round(float(np.mean([len(c.text.split()) for c in caps])), 2)}
         examples[name] = [(os.path.basename(p), c.text) for p, c in zip(paths[:20], caps[:20])]
         print(f"{name}: names the object in {np.mean(named):.1%}", file=sys.stderr)
     results["examples_first_20"] = examples
     if args.flickr8k:
         from captioner.data.flickr8k import read_flickr8k_captions
         from captioner.metrics.caption_metrics import evaluate_captions
+        from captioner.metrics.hallucination import chair
 
         refs = read_flickr8k_captions(os.path.join(args.flickr8k, "Flickr8k.token.txt"))
         with open(os.path.join(args.flickr8k, "Flickr_8k.devImages.txt"), encoding="utf-8") as f:
             names = [n.strip() for n in f if n.strip()][:args.dev_limit]
-        dev = load_features(model, [os.path.join(args.flickr8k, "Images", n) for n in names])
+        dev = features("flickr8k_dev", [os.path.join(args.flickr8k, "Images", n) for n in names])
         results["flickr8k_dev"] = {"images": len(names)}
-        for name, bonus in settings:
-            if bonus is not None:
-                tagger.bonus, tagger.threshold = bonus
-            caps = caption_all(model, dev, objects=bonus is not None)
-            scores = evaluate_captions({n: refs[n] for n in names}, {n: c.text for n, c in zip(names, caps)})
+        for name, setting in settings:
+            for key, value in (setting or {}).items():
+                setattr(tagger, key, value)
+            caps = caption_all(model, dev, objects=setting is not None)
+            texts = {n: c.text for n, c in zip(names, caps)}
+            scores = evaluate_captions({n: refs[n] for n in names}, texts)
             results["flickr8k_dev"][name] = {k: v for k, v in scores.items() if isinstance(v, (int, float, str))}
+            results["flickr8k_dev"][name]["chair"] = chair({n: refs[n] for n in names}, texts)
+            results["flickr8k_dev"][name]["mean_words"] = round(float(np.mean([len(t.split()) for t in texts.values()])), 2)
+            results["flickr8k_dev"][name]["steered_captions"] = sum(any(o["steered"] for o in c.objects) for c in caps)
             print(f"{name}: dev {results['flickr8k_dev'][name]}", file=sys.stderr)
     results["seconds"] = round(time.time() - t0, 1)
     results["command"] = "python scripts/eval_open_world.py " + " ".join(argv or sys.argv[1:])

@@ -35,6 +35,16 @@ Semantics (hand-checked in tests/decoding/test_beam_search.py):
 * ``no_repeat_ngram = n > 0`` (Paulus et al. 2018's trigram blocking for n = 3): a token that
   would complete an n-gram the hypothesis already holds gets log-probability -inf at that step,
   so no hypothesis repeats an n-gram (n = 1: no token twice). ``<start>`` is not part of them.
+* ``constraints`` (B, C, D) int32: lexical constraints (Anderson et al. 2017, "Guided Open
+  Vocabulary Image Captioning with Constrained Beam Search"): input b must use, for each c, one
+  of the ids ``constraints[b, c, :]`` (a disjunction; -1 pads; a constraint of -1 only is absent).
+  The search keeps ``K`` beams for each of the ``G = 2 ** C`` subsets of constraints met so far
+  (a finite-state machine over subsets): row ``b * K * G + g * K + k`` is beam k of subset g
+  (bit c of g set: constraint c met). Each step a beam of subset g extends by its K best tokens
+  that meet no unmet constraint (staying in g) and by every id of its unmet constraints (moving
+  to g | the constraints that id meets); each subset keeps its K best candidates. The result is
+  ranked by the number of constraints met first, then by score: the best hypothesis meeting all
+  of them when one exists. ``"constraints_met"`` (B, K) says how many each meets.
 * If an input has fewer than K hypotheses of finite log-probability (tiny vocabularies, or a
   model that puts -inf on tokens), the remaining beams are "dead": score -inf, sorted last.
 
@@ -122,9 +132,57 @@ def _search_sizes(beam_size, max_length):
     return sizes[0], sizes[1], checks
 
 
+MAX_CONSTRAINTS = 4  # 2 ** C beams per input and beam: the search grows fast with C
+
+
+def _constraint_sizes(constraints):
+    """(C, D, G = 2 ** C) of a constraints tensor (B, C, D), or (0, 0, 1) for None."""
+    if constraints is None:
+        return 0, 0, 1
+    shape = tf.TensorShape(getattr(constraints, "shape", None) or tf.convert_to_tensor(constraints).shape)
+    if shape.rank != 3 or shape[1] is None or shape[2] is None:
+        raise ValueError(f"constraints must be (batch, C, D) with C and D known, got shape {shape}")
+    C, D = int(shape[1]), int(shape[2])
+    if C > MAX_CONSTRAINTS:
+        raise ValueError(f"at most {MAX_CONSTRAINTS} constraints per input (2 ** C beams each), got {C}")
+    if C and D < 1:
+        raise ValueError("each constraint needs at least one token id (D >= 1)")
+    return C, D, 2 ** C
+
+
+def rows_per_input(beam_size, constraints=None):
+    """Rows of the search per input: ``beam_size``, times ``2 ** C`` with C constraints."""
+    return beam_size * _constraint_sizes(constraints)[2]
+
+
+def _constrained_candidates(log_probs, constraints, group, k, bits):
+    """The candidates of constrained beams (Anderson et al. 2017).
+
+    log_probs (M, V) of M beams; constraints (M, C, D) their input's; group (M,) the subset of
+    constraints each has met (a bitmask). Returns log_probs, tokens (M, k + C*D) and the subsets
+    (M, C*D) of the C*D forced candidates: first each beam's k best tokens that meet none of its
+    unmet constraints (they stay in its subset), then every id of every unmet constraint (-inf where
+    the constraint is met or the id is padding), which moves it to ``group | the constraints it meets``.
+    """
+    V = tf.shape(log_probs)[1]
+    M, C, D = tf.shape(constraints)[0], constraints.shape[1], constraints.shape[2]
+    hit = tf.reduce_max(tf.one_hot(constraints, V, dtype=tf.int32), axis=2)  # (M, C, V): id v meets c
+    unmet = tf.cast(tf.equal(tf.bitwise.bitwise_and(group[:, None], bits[None, :]), 0), tf.int32)  # (M, C)
+    meets_unmet = tf.reduce_sum(hit * unmet[:, :, None], axis=1) > 0  # (M, V)
+    stay_log_probs, stay_tokens = tf.math.top_k(tf.where(meets_unmet, _NEG_INF, log_probs), k=k)  # (M, k)
+    ids = tf.reshape(constraints, [M, C * D])  # (M, C*D)
+    valid = (ids >= 0) & tf.reshape(tf.repeat(unmet > 0, D, axis=1), [M, C * D])
+    safe = tf.maximum(ids, 0)
+    forced = tf.where(valid, tf.gather(log_probs, safe, batch_dims=1), _NEG_INF)  # (M, C*D)
+    met_by = tf.reduce_sum(hit * bits[None, :, None], axis=1)  # (M, V): the constraints each id meets
+    to_group = tf.bitwise.bitwise_or(group[:, None], tf.gather(met_by, safe, batch_dims=1))  # (M, C*D)
+    return (tf.concat([stay_log_probs, forced], 1), tf.concat([stay_tokens, tf.where(valid, ids, 0)], 1),
+            to_group)
+
+
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
                 alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
-                start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None):
+                start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None, constraints=None):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -164,6 +222,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             token v in every hypothesis of input b that does not hold v yet (once it does, the
             bonus is gone: no word is pushed twice). The bonus enters ``log_probs`` and
             ``scores`` as any log-probability does.
+        constraints: int32 (B, C, D) or None: hard lexical constraints, disjunctive (module
+            docstring); C and D static (C <= MAX_CONSTRAINTS). With ``compact``, ``rows`` count
+            :func:`rows_per_input` rows per input (``beam_size * 2 ** C``).
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -174,6 +235,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             "finished"   bool    (B, K)              emitted ``<end>`` within max_length
             "attention"  float32 (B, K, max_length, R)  attention of each generated token,
                                                         zeros after the end
+            "constraints_met" int32 (B, K)           with ``constraints``: how many each meets
     """
     beam_size, max_length, checks = _search_sizes(beam_size, max_length)
     banned_ids = sorted({int(i) for i in banned_ids})
@@ -192,6 +254,14 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     no_repeat_ngram = int(no_repeat_ngram)
     if no_repeat_ngram < 0:
         raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
+    C, D, G = _constraint_sizes(constraints)
+    if C and sampling:
+        raise ValueError("constraints need beam search: sampling draws one unconstrained hypothesis")
+    K0 = beam_size  # beams per subset of constraints met (all of them when there are no constraints)
+    if C:
+        if not isinstance(K0, int):
+            raise ValueError("constraints need a python int beam_size")
+        beam_size = K0 * G
     K, T = beam_size, max_length  # python ints, or scalar int32 tensors (an exported signature's inputs)
     K_static = K if isinstance(K, int) else None
     T_static = T if isinstance(T, int) else None
@@ -212,13 +282,22 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
     # Only beam 0 is alive at first, so the first expansion gives K distinct hypotheses.
     first = tf.where(tf.range(K) == 0, 0.0, _NEG_INF)[None, :]  # (1, K)
     sums = tf.tile(first, [B, 1])  # (B, K)
+    if C:  # only beam 0 of the subset of the absent constraints (-1 only) is alive at first
+        constraints = tf.cast(constraints, tf.int32)  # (B, C, D)
+        absent = tf.reduce_all(constraints < 0, axis=2)  # (B, C)
+        start_group = tf.reduce_sum(tf.cast(absent, tf.int32) * (2 ** tf.range(C)), axis=1)  # (B,)
+        sums = tf.where(tf.range(K)[None, :] == (start_group * K0)[:, None], 0.0, _NEG_INF)  # (B, K)
+        row_group = tf.range(K) // K0  # (K,) the subset each beam position holds
+        bits = 2 ** tf.range(C)  # (C,)
     lengths = tf.zeros([B, K], tf.int32)
     finished = tf.zeros([B, K], tf.bool)
     token_hist = tf.fill([N, T], tf.constant(pad_id, tf.int32))  # (N, T)
     attn_hist = tf.zeros([N, T, R], tf.float32)  # (N, T, R)
     parent_offset = K * tf.range(B)[:, None]  # (B, 1): first row of each input
     columns = tf.range(T)  # (T,)
-    frozen = first[0]  # (K,) continuations of a finished beam: pad (log-prob 0), then none
+    width = K0 + C * D  # candidates per beam: its K0 best tokens (+ one per constraint id)
+    # continuations of a finished beam: pad (log-prob 0), then none
+    frozen = tf.where(tf.range(width) == 0, 0.0, _NEG_INF)  # (width,)
 
     def cond(step, tokens, state, sums, lengths, finished, token_hist, attn_hist):
         done = finished | tf.equal(sums, _NEG_INF)  # (B, K): finished or dead
@@ -254,32 +333,50 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         if sampling:  # K = 1: one candidate per row, drawn instead of the top one
             cand_log_probs, cand_tokens = sample_tokens(
                 log_probs, temperature=temperature, top_k=top_k, seed=tf.stack([seed, step]))  # (N|M, 1)
+        elif C:  # K0 best that stay in the row's subset, then each id of its unmet constraints
+            rows_now = live_rows if compact else tf.range(N)  # (N or M,)
+            cand_log_probs, cand_tokens, forced_groups = _constrained_candidates(
+                log_probs, tf.gather(constraints, rows_now // K), tf.gather(row_group, rows_now % K), K0, bits)
         else:
             cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K) (compact: (M, K))
         # Same structure and dtypes as the loop variable, whatever nest type step_fn used.
         new_state = tf.nest.pack_sequence_as(state, tf.nest.flatten(new_state))
         if compact:  # back to N rows; the rows not extended are finished (frozen below) or dead
             at = live_rows[:, None]  # (M, 1)
-            cand_log_probs = tf.scatter_nd(at, cand_log_probs, [N, K])  # dead: -inf sum + 0
-            cand_tokens = tf.scatter_nd(at, cand_tokens, [N, K])
+            cand_log_probs = tf.scatter_nd(at, cand_log_probs, [N, width])  # dead: -inf sum + 0
+            cand_tokens = tf.scatter_nd(at, cand_tokens, [N, width])
+            if C:
+                forced_groups = tf.scatter_nd(at, forced_groups, [N, C * D])
             new_state = tf.nest.map_structure(
                 lambda old, new: tf.tensor_scatter_nd_update(old, at, tf.cast(new, old.dtype)), state, new_state)
             if with_attention and attention is not None:
                 attention = tf.scatter_nd(at, tf.cast(attention, tf.float32), [N, R])  # (N, R)
-        cand_log_probs = tf.reshape(cand_log_probs, [B, K, K])
-        cand_tokens = tf.reshape(cand_tokens, [B, K, K])
+        cand_log_probs = tf.reshape(cand_log_probs, [B, K, width])
+        cand_tokens = tf.reshape(cand_tokens, [B, K, width])
 
         # A finished beam has one continuation: pad_id, log-prob 0, no length increase.
-        cand_log_probs = tf.where(finished[:, :, None], frozen, cand_log_probs)  # (B, K, K)
+        cand_log_probs = tf.where(finished[:, :, None], frozen, cand_log_probs)  # (B, K, width)
         cand_tokens = tf.where(finished[:, :, None], pad_id, cand_tokens)
-        cand_sums = tf.reshape(sums[:, :, None] + cand_log_probs, [B, K * K])
+        cand_sums = tf.reshape(sums[:, :, None] + cand_log_probs, [B, K * width])
         cand_lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)  # (B, K)
-        penalty = tf.repeat(length_penalty(cand_lengths, alpha), K, axis=1)  # (B, K*K)
+        penalty = tf.repeat(length_penalty(cand_lengths, alpha), width, axis=1)  # (B, K*width)
 
-        _, best = tf.math.top_k(cand_sums / penalty, k=K)  # (B, K) into K*K
-        parents = best // K  # (B, K) beam each survivor extends
-        sums = tf.gather(cand_sums, best, batch_dims=1)  # (B, K)
-        new_tokens = tf.gather(tf.reshape(cand_tokens, [B, K * K]), best, batch_dims=1)
+        if C:  # each subset g keeps its K0 best candidates: beam positions g*K0 .. g*K0 + K0-1
+            stay = tf.broadcast_to(row_group[None, :, None], [B, K, K0])
+            groups = tf.reshape(tf.concat([stay, tf.reshape(forced_groups, [B, K, C * D])], 2), [B, K * width])
+            picks = []
+            for g in range(G):
+                _, best_g = tf.math.top_k(tf.where(groups == g, cand_sums / penalty, _NEG_INF), k=K0)
+                picks.append(best_g)
+            best = tf.concat(picks, 1)  # (B, K) into K*width
+            # a subset with fewer than K0 candidates of its own: the rest are dead
+            in_group = tf.equal(tf.gather(groups, best, batch_dims=1), row_group[None, :])
+            sums = tf.where(in_group, tf.gather(cand_sums, best, batch_dims=1), _NEG_INF)  # (B, K)
+        else:
+            _, best = tf.math.top_k(cand_sums / penalty, k=K)  # (B, K) into K*K
+            sums = tf.gather(cand_sums, best, batch_dims=1)  # (B, K)
+        parents = best // width  # (B, K) beam each survivor extends
+        new_tokens = tf.gather(tf.reshape(cand_tokens, [B, K * width]), best, batch_dims=1)
         new_tokens = tf.where(tf.equal(sums, _NEG_INF), pad_id, new_tokens)  # dead: pad
         lengths = tf.gather(cand_lengths, parents, batch_dims=1)  # (B, K)
         parent_finished = tf.gather(finished, parents, batch_dims=1)  # (B, K)
@@ -318,11 +415,17 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
 
     scores = normalized_score(sums, lengths, alpha)  # (B, K)
     order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # (B, K)
+    if C:  # most constraints met first, then score; the K0 best of the K0 * G
+        met = tf.reduce_sum(tf.cast(tf.bitwise.bitwise_and(row_group[:, None], bits[None, :]) > 0, tf.int32), 1)
+        met = tf.broadcast_to(met[None, :], [B, K])  # (B, K)
+        by_met = tf.argsort(tf.gather(tf.where(tf.equal(scores, _NEG_INF), -1, met), order, batch_dims=1),
+                            axis=1, direction="DESCENDING", stable=True)
+        order = tf.gather(order, by_met, batch_dims=1)[:, :K0]  # (B, K0)
 
     def best_first(x):
         return tf.gather(x, order, batch_dims=1)
 
-    return {
+    out = {
         "tokens": best_first(tf.reshape(token_hist, [B, K, T])),
         "lengths": best_first(lengths),
         "scores": best_first(scores),
@@ -330,6 +433,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         "finished": best_first(finished),
         "attention": best_first(tf.reshape(attn_hist, [B, K, T, R])),
     }
+    if C:
+        out["constraints_met"] = best_first(met)
+    return out
 
 
 def greedy_search(step_fn, initial_state, batch_size, *, max_length, start_id, end_id,

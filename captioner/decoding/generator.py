@@ -40,7 +40,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from captioner.decoding.beam_search import beam_search
+from captioner.decoding.beam_search import beam_search, rows_per_input
 from captioner.decoding.sampling import check_sampling
 from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK
@@ -168,7 +168,7 @@ class Generator:
         self._compiled = collections.OrderedDict()  # (settings, input specs) -> tf.function, most recent last
 
     def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-               token_bonus=None):
+               token_bonus=None, constraints=None):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
         Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
         ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
@@ -176,17 +176,19 @@ class Generator:
 
         ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors here (one graph for
         every setting: what ``captioner export`` puts in a SavedModel's serving signature).
-        ``token_bonus`` float (B, V): a soft lexical constraint per input (see :func:`beam_search`)."""
+        ``token_bonus`` float (B, V): a soft lexical constraint per input; ``constraints`` int32
+        (B, C, D): hard, disjunctive ones (constrained beam search; see :func:`beam_search`)."""
         beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed = _settings(
             beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         encoded = self.encode(*inputs)
         annotations, mask, initial_state = encoded[:3]  # (B, R, D), (B, R)
         start_tokens = encoded[3] if len(encoded) > 3 else None  # (B,)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
+        per_input = beam_size if constraints is None else rows_per_input(beam_size, constraints)
 
         def step_fn(tokens, st, rows):
-            # the M live hypotheses: tokens (M,), st leaves (M, ...), rows (M,) = b * K + k
-            inputs_of_rows = rows // beam_size  # (M,) the input b of each
+            # the M live hypotheses: tokens (M,), st leaves (M, ...), rows (M,) = b * per_input + k
+            inputs_of_rows = rows // per_input  # (M,) the input b of each
             mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs_of_rows), memory)  # (M, ...)
             return self.decoder.step(tokens, st, mem)  # (M, V), state, (M, R)
 
@@ -195,43 +197,54 @@ class Generator:
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
             attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
             no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed,
-            token_bonus=token_bonus)
+            token_bonus=token_bonus, constraints=constraints)
 
     def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0,
-                 seed=0, token_bonus=None) -> Generation:
+                 seed=0, token_bonus=None, constraints=None) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors.
-        A ``token_bonus`` (B, V) is one more input of its own compiled function."""
+        A ``token_bonus`` (B, V) is one more input of its own compiled function, and so are
+        ``constraints`` (B, C, D) (one function per C and D)."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
+        if constraints is not None:
+            constraints = tf.convert_to_tensor(constraints, tf.int32)
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                            no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
-                           bonus=token_bonus is not None)
+                           bonus=token_bonus is not None,
+                           constraint_shape=None if constraints is None else tuple(constraints.shape[1:]))
         if token_bonus is not None:
             inputs.append(tf.convert_to_tensor(token_bonus, tf.float32))
+        if constraints is not None:
+            inputs.append(constraints)
         if temperature is not None:  # the seed is the sampling function's last input
             inputs.append(tf.cast(_seed(seed), tf.int32))
         return Generation(fn(*inputs))
 
     def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-                 bonus=False):
+                 bonus=False, constraint_shape=None):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
         ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
-        (``seed`` here plays no part: one function serves every seed)."""
+        (``seed`` here plays no part: one function serves every seed). Its extra inputs, in this
+        order: the token bonus (``bonus``), the constraints (``constraint_shape`` (C, D)), the seed."""
         settings = _settings(beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         sampling = settings[4] is not None
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
-        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus))
+        constraint_shape = None if constraint_shape is None else tuple(int(d) for d in constraint_shape)
+        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus),
+               constraint_shape)
         extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
+            ([tf.TensorSpec((None, *constraint_shape), tf.int32)] if constraint_shape else []) + \
             ([tf.TensorSpec((), tf.int32)] if sampling else [])
         if key in self._compiled:
             self._compiled.move_to_end(key)
         else:
             def decode(*xs):
                 xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
+                xs, constraints = (xs[:-1], xs[-1]) if constraint_shape else (xs, None)
                 xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
                 return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
                                    no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
-                                   seed=draw_seed, token_bonus=token_bonus)
+                                   seed=draw_seed, token_bonus=token_bonus, constraints=constraints)
 
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(

@@ -28,11 +28,12 @@ class CaptionSearchMixin:
     def feature(self):
         return KINDS[self.kind][0]
 
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None):
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None, constraints=None):
         """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`.
-        ``token_bonus`` (B, V): object tags as soft lexical constraints (`captioner.tagging`)."""
+        Object tags (`captioner.tagging`) as soft lexical constraints (``token_bonus`` (B, V)) or
+        hard, disjunctive ones (``constraints`` (B, C, D): constrained beam search)."""
         return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                              token_bonus=token_bonus)
+                              token_bonus=token_bonus, constraints=constraints)
 
     def _generate(self, annotations, beam_size, alpha, max_length):
         """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""

@@ -69,20 +69,22 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays.
 
         objects=True: the backbone's ImageNet head tags each image (`object_tagger`), confident
-        tags constrain the search softly, and the output gains "objects": [[Tag]] per image."""
-        tags = bonus = None
+        tags of novel classes steer the search (a bonus, or constraints: the tagger's `search`),
+        and the output gains "objects": [[Tag]] per image."""
+        tags, steering = None, {}
         if objects:
             tagger = self.object_tagger()
             features_np = np.asarray(features)
             pooled = features_np.mean(axis=1) if features_np.ndim == 3 else features_np  # (B, C): the head's input
             tags = tagger.tags(tagger.probabilities(pooled))
-            bonus = tagger.token_bonus(tags)
+            steering = tagger.search_inputs(tags)  # {"token_bonus"} or {"constraints"} or {}
         options = self.search_options(beam_size, alpha, max_length)
-        out = self.decoder.generate(features, *options, token_bonus=bonus)
+        out = self.decoder.generate(features, *options, **steering)
         out = {k: v.numpy() for k, v in out.items()}
         if tags is not None:
             out["objects"] = tags
-            self._remove_bonus(out, bonus, options[1])
+            if "token_bonus" in steering:
+                self._remove_bonus(out, steering["token_bonus"], options[1])
         return out
 
     @staticmethod

@@ -101,12 +101,19 @@ class ObjectTagger:
         min_probability: tags below this are not reported.
         known: synsets of the classes the captioner's training photos show (`fit_known`): their
             tags neither constrain the caption nor name it.
+        search: how a steering tag enters the beam search: "bonus" (soft: `token_bonus`) or
+            "constrained" (hard: `constraints`, Anderson et al. 2017's constrained beam search:
+            the caption must hold the word, the search chooses where).
+        max_constraints: at most this many steering tags per image become constraints (the
+            search keeps 2 ** C beams per beam), the most probable first.
     """
+
+    SEARCHES = ("bonus", "constrained")
 
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
-                 known=(), **fitted):
+                 known=(), search="bonus", max_constraints=2, **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -115,6 +122,10 @@ class ObjectTagger:
         self.top_k = int(top_k)
         self.min_probability = float(min_probability)
         self.known = frozenset(known)
+        if search not in self.SEARCHES:
+            raise ValueError(f"ObjectTagger: search must be one of {self.SEARCHES}, got {search!r}")
+        self.search = search
+        self.max_constraints = int(max_constraints)
         unknown = sorted(k for k in fitted if not k.startswith("fitted_"))
         if unknown:
             raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
@@ -161,6 +172,39 @@ class ObjectTagger:
         """Whether `tag` pushes its word into the caption (confident, and not a known class)."""
         return tag.probability >= self.threshold and tag.synset not in self.known
 
+    def search_inputs(self, tags):
+        """[[Tag]] -> {"token_bonus": (B, V)} or {"constraints": (B, C, D)} (nothing when no tag
+        steers), as this tagger's `search` puts the tags into the beam search."""
+        if not any(self.steers(t) for image_tags in tags for t in image_tags):
+            return {}
+        if self.search == "constrained":
+            return {"constraints": self.constraints(tags)}
+        return {"token_bonus": self.token_bonus(tags)}
+
+    def word_forms(self, word):
+        """The vocabulary ids a constraint on `word` accepts: the word, and its plural when known."""
+        ids = [self.vocabulary.token_to_id(word)]
+        for plural in (word + "s", word + "es"):
+            if plural in self.vocabulary:
+                ids.append(self.vocabulary.token_to_id(plural))
+                break
+        return ids
+
+    def constraints(self, tags):
+        """[[Tag]] -> int32 (B, C, D): each image's steering tags (at most `max_constraints`, most
+        probable first) as disjunctive constraints of the constrained beam search (the word or its
+        plural); -1 pads. None when no tag of the batch steers."""
+        chosen = [[t for t in image_tags if self.steers(t)][:self.max_constraints] for image_tags in tags]
+        C = max((len(c) for c in chosen), default=0)
+        if C == 0:
+            return None
+        out = np.full((len(tags), C, 2), -1, np.int32)
+        for b, image_tags in enumerate(chosen):
+            for c, tag in enumerate(image_tags):
+                ids = self.word_forms(tag.word)
+                out[b, c, :len(ids)] = ids
+        return out
+
     def token_bonus(self, tags):
         """[[Tag]] -> float32 (B, V): p * bonus on the word of each tag at least `threshold` probable."""
         out = np.zeros((len(tags), len(self.vocabulary)), np.float32)
@@ -177,7 +221,8 @@ class ObjectTagger:
     def config(self):
         """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
         return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
-                "top_k": self.top_k, "min_probability": self.min_probability,
+                "top_k": self.top_k, "min_probability": self.min_probability, "search": self.search,
+                "max_constraints": self.max_constraints,
                 "known": sorted(self.known), **self.fitted}
 
 

@@ -524,3 +524,119 @@ def test_the_generator_keeps_a_bounded_number_of_compiled_functions():
         generator(x, beam_size=1, alpha=0.01 * (i + 1), max_length=3)
     assert len(generator._compiled) == MAX_COMPILED
     np.testing.assert_array_equal(generator(x, beam_size=1, alpha=0.0, max_length=3).numpy()["tokens"], first["tokens"])
+
+
+# --- constrained beam search (Anderson et al. 2017) ----------------------------------------
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_constraints_hand_worked(compact):
+    """Input 0 must use B: [A end] (.6) is the better sentence, [B end] (.4 * .4 = .16) the best
+    that holds B. Input 1's constraint is absent (-1 only): it decodes as without constraints."""
+    constraints = tf.constant([[[B]], [[-1]]], tf.int32)  # (2, C=1, D=1)
+    result = decode([0, 0], beam_size=1, max_length=5, tables=BONUS_TABLE[None], compact=compact,
+                    constraints=constraints)
+    assert_hyp(result, 0, 0, [B, END], 0.16, True)
+    assert_hyp(result, 1, 0, [A, END], 0.6, True)
+    assert result["tokens"].shape[1] == 1  # K hypotheses per input, not K * 2 ** C
+    assert result["constraints_met"].numpy().tolist() == [[1], [1]]
+
+
+def brute_force_constrained(logp, max_length, alpha, constraints):
+    """Every sequence up to max_length (ended by <end>, or cut at max_length) that meets every
+    constraint (a set of ids, any one of them), best first: (tokens, score, log_prob)."""
+    f32 = np.float32
+    out, frontier = [], [([], f32(0.0))]
+    for _ in range(max_length):
+        grown = []
+        for tokens, total in frontier:
+            prev = tokens[-1] if tokens else START
+            for nxt in range(logp.shape[1]):
+                if logp[prev, nxt] == -np.inf:
+                    continue
+                seq, s = tokens + [nxt], f32(total + logp[prev, nxt])
+                (out if nxt == END or len(seq) == max_length else grown).append((seq, s))
+        frontier = grown
+    kept = [(seq, float(s / f32(np.power(f32(len(seq)), f32(alpha)))), float(s)) for seq, s in out
+            if all(any(i in seq for i in c) for c in constraints)]
+    return sorted(kept, key=lambda x: -x[1])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_constrained_search_finds_the_best_sentence_that_meets_every_constraint(alpha):
+    """A beam wide enough to hold every prefix makes the constrained search exact: its best
+    hypothesis is the best of all sequences that meet each (disjunctive) constraint."""
+    rng = np.random.default_rng(3)
+    vocab = 7
+    logits = rng.normal(scale=2.0, size=(3, vocab, vocab))
+    logits[:, :, [PAD, START]] = -np.inf
+    logp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(np.float32)
+    # input 0: 5 and (3 or 6); input 1: 4 only (the second constraint absent); input 2: none
+    constraints = np.array([[[5, -1], [3, 6]], [[4, -1], [-1, -1]], [[-1, -1], [-1, -1]]], np.int32)
+    wanted = [[{5}, {3, 6}], [{4}], []]
+    for compact in (False, True):
+        result = decode([0, 1, 2], beam_size=125, max_length=3, alpha=alpha, tables=logp, compact=compact,
+                        constraints=tf.constant(constraints))
+        for b in range(3):
+            best = brute_force_constrained(logp[b], 3, alpha, wanted[b])[0]
+            tokens, length, score, log_prob, finished = hyp(result, b, 0)
+            assert tokens == best[0]
+            assert score == pytest.approx(best[1], abs=1e-5) and log_prob == pytest.approx(best[2], abs=1e-5)
+            assert int(result["constraints_met"][b, 0]) == 2
+
+
+def test_constrained_hypotheses_hold_their_constraints_and_compact_equals_full():
+    rng = np.random.default_rng(11)
+    vocab = 9
+    logits = rng.normal(scale=2.0, size=(4, vocab, vocab))
+    logits[:, :, [PAD, START]] = -np.inf
+    logp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(np.float32)
+    constraints = tf.constant([[[7], [8]], [[3], [-1]], [[8], [4]], [[-1], [-1]]], tf.int32)
+    full = decode([0, 1, 2, 3], beam_size=3, max_length=8, alpha=0.5, tables=logp, constraints=constraints)
+    compact = decode([0, 1, 2, 3], beam_size=3, max_length=8, alpha=0.5, tables=logp, constraints=constraints,
+                     compact=True)
+    check_attention(full)
+    for key in ("tokens", "lengths", "finished", "constraints_met"):
+        np.testing.assert_array_equal(full[key], compact[key])
+    np.testing.assert_allclose(full["scores"], compact["scores"], atol=1e-5)
+    for b, needed in enumerate([[7, 8], [3], [8, 4], []]):
+        for k in range(3):
+            tokens = hyp(full, b, k)[0]
+            if int(full["constraints_met"][b, k]) == 2:
+                assert all(t in tokens for t in needed), (b, k, tokens)
+        assert int(full["constraints_met"][b, 0]) == 2  # reachable in 8 steps: the best meets all
+
+
+def test_constraints_are_checked():
+    with pytest.raises(ValueError, match="constraints must be"):
+        decode([0], beam_size=2, max_length=3, constraints=tf.zeros((1, 2), tf.int32))
+    with pytest.raises(ValueError, match="at most"):
+        decode([0], beam_size=2, max_length=3, constraints=tf.zeros((1, 5, 1), tf.int32))
+    with pytest.raises(ValueError, match="sampling"):
+        decode([0], beam_size=1, max_length=3, constraints=tf.zeros((1, 1, 1), tf.int32), temperature=1.0)
+
+
+def test_constraints_through_the_compiled_generator():
+    """The Generator finds each input's memory by row with 2 ** C beams per beam, compiles one
+    function per constraint shape, and decodes as before without constraints."""
+    from captioner.decoding import Generator
+
+    class Decoder:
+        def prepare(self, annotations, mask, initial_state):
+            zeros = tf.zeros(tf.shape(annotations)[:1])
+            return annotations, {"table": annotations[:, 0, 0], "code": zeros, "step": zeros}
+
+        def step(self, tokens, state, memory):
+            tf.debugging.assert_equal(memory[:, 0, 0], state["table"])  # each row got its own input's memory
+            return markov_step_fn(np.stack([BONUS_TABLE, GREEDY_TRAP]))(tokens, state)
+
+    generator = Generator(Decoder(), lambda x: (x, None, None))
+    x = tf.constant([0.0, 1.0, 0.0])[:, None, None] * tf.ones((3, 2, 1))
+    constraints = np.array([[[B]], [[A]], [[-1]]], np.int32)
+    out = generator(x, beam_size=2, alpha=0.0, max_length=5, constraints=constraints).numpy()
+    assert out["tokens"][0, 0, :2].tolist() == [B, END]
+    assert A in out["tokens"][1, 0].tolist()
+    assert out["tokens"][2, 0, :2].tolist() == [A, END]
+    plain = generator(x, beam_size=2, alpha=0.0, max_length=5).numpy()
+    assert plain["tokens"][0, 0, :2].tolist() == [A, END] and "constraints_met" not in plain
+    generator(x, beam_size=2, alpha=0.0, max_length=5, constraints=np.zeros((3, 2, 1), np.int32) - 1)
+    assert len(generator._compiled) == 3

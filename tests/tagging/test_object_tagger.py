@@ -117,3 +117,21 @@ def test_the_reported_log_probability_is_the_models_own_without_the_tag_bonus():
     np.testing.assert_allclose(out["log_probs"], [[-4.0, -2.0]])  # the bonus counted once, only where held
     np.testing.assert_allclose(out["scores"], [[-4.0 / 4 ** 0.5, -2.0 / 3 ** 0.5]], rtol=1e-6)
     np.testing.assert_allclose(out["tag_bonus"], [[3.0, 0.0]])
+
+
+def test_steering_tags_become_disjunctive_constraints_with_the_constrained_search():
+    vocab = Vocabulary.build([["a", "cat", "cats", "dog", "coffee"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, search="constrained", max_constraints=1, threshold=0.3)
+    tags = [[tag("cat", "tabby", "tabby.n.01", 0.8), tag("coffee", "espresso", "espresso.n.01", 0.6)],
+            [tag("dog", "English setter", "english_setter.n.01", 0.2)], []]
+    inputs = tagger.search_inputs(tags)
+    assert list(inputs) == ["constraints"]
+    c = inputs["constraints"]  # (3, C=1, D=2): the most probable steering tag, the word or its plural
+    assert c.shape == (3, 1, 2) and c.dtype == np.int32
+    assert c[0, 0].tolist() == [vocab.token_to_id("cat"), vocab.token_to_id("cats")]
+    assert c[1].tolist() == [[-1, -1]] and c[2].tolist() == [[-1, -1]]  # unsure, or no tag: no constraint
+    assert tagger.search_inputs([[], [tag("dog", "x", "x.n.01", 0.1)]]) == {}  # nothing steers: plain search
+    assert tagger.config()["search"] == "constrained"
+    assert list(ObjectTagger("efficientnet_lite0", vocab).search_inputs(tags)) == ["token_bonus"]
+    with pytest.raises(ValueError, match="search must be"):
+        ObjectTagger("efficientnet_lite0", vocab, search="hard")
