@@ -113,6 +113,8 @@ def main(argv=None):
     parser.add_argument("--search", nargs="+", default=["bonus"], choices=["bonus", "constrained"],
                         help="how tags steer: a bonus (each --bonus) or hard constraints (the bonus plays no part)")
     parser.add_argument("--max-constraints", type=int, default=2)
+    parser.add_argument("--deadline", type=int, nargs="+", default=[0],
+                        help="constrained: one tag's word within the first N words (0: anywhere); each is a run")
     parser.add_argument("--cache", default=None, help="a folder for the backbone features of both photo sets")
     parser.add_argument("--output", default="assets/benchmarks/open_world_captioning.json")
     args = parser.parse_args(argv)
@@ -167,8 +169,10 @@ def main(argv=None):
     for search in args.search:
         for t in args.threshold:
             if search == "constrained":
-                settings.append((f"tags as constraints (at most {args.max_constraints}), threshold {t}",
-                                 {"search": search, "threshold": t, "max_constraints": args.max_constraints}))
+                settings += [(f"tags as constraints (at most {args.max_constraints}"
+                              + (f", one within {d} words" if d else "") + f"), threshold {t}",
+                              {"search": search, "threshold": t, "max_constraints": args.max_constraints, "deadline": d})
+                             for d in args.deadline]
             else:
                 settings += [(f"tags, bonus {b}, threshold {t}", {"search": search, "bonus": b, "threshold": t})
                              for b in args.bonus]

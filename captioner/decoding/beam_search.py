@@ -155,7 +155,7 @@ def rows_per_input(beam_size, constraints=None):
     return beam_size * _constraint_sizes(constraints)[2]
 
 
-def _constrained_candidates(log_probs, constraints, group, k, bits):
+def _constrained_candidates(log_probs, constraints, group, k, bits, late=None):
     """The candidates of constrained beams (Anderson et al. 2017).
 
     log_probs (M, V) of M beams; constraints (M, C, D) their input's; group (M,) the subset of
@@ -163,6 +163,7 @@ def _constrained_candidates(log_probs, constraints, group, k, bits):
     (M, C*D) of the C*D forced candidates: first each beam's k best tokens that meet none of its
     unmet constraints (they stay in its subset), then every id of every unmet constraint (-inf where
     the constraint is met or the id is padding), which moves it to ``group | the constraints it meets``.
+    late (M,) bool or None: these beams have no staying candidates (their deadline has come).
     """
     V = tf.shape(log_probs)[1]
     M, C, D = tf.shape(constraints)[0], constraints.shape[1], constraints.shape[2]
@@ -170,6 +171,8 @@ def _constrained_candidates(log_probs, constraints, group, k, bits):
     unmet = tf.cast(tf.equal(tf.bitwise.bitwise_and(group[:, None], bits[None, :]), 0), tf.int32)  # (M, C)
     meets_unmet = tf.reduce_sum(hit * unmet[:, :, None], axis=1) > 0  # (M, V)
     stay_log_probs, stay_tokens = tf.math.top_k(tf.where(meets_unmet, _NEG_INF, log_probs), k=k)  # (M, k)
+    if late is not None:
+        stay_log_probs = tf.where(late[:, None], _NEG_INF, stay_log_probs)
     ids = tf.reshape(constraints, [M, C * D])  # (M, C*D)
     valid = (ids >= 0) & tf.reshape(tf.repeat(unmet > 0, D, axis=1), [M, C * D])
     safe = tf.maximum(ids, 0)
@@ -182,7 +185,8 @@ def _constrained_candidates(log_probs, constraints, group, k, bits):
 
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
                 alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
-                start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None, constraints=None):
+                start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None, constraints=None,
+                constraint_deadline=0):
     """Batched beam search over ``batch_size`` inputs with ``beam_size`` beams each.
 
     Args:
@@ -225,6 +229,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
         constraints: int32 (B, C, D) or None: hard lexical constraints, disjunctive (module
             docstring); C and D static (C <= MAX_CONSTRAINTS). With ``compact``, ``rows`` count
             :func:`rows_per_input` rows per input (``beam_size * 2 ** C``).
+        constraint_deadline: n > 0: a hypothesis meets one of its constraints within its first n
+            tokens or dies (the object a photo's tags name is its subject: "a cat is ...", not
+            "a man is sitting in front of a cat"); 0: anywhere.
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -335,8 +342,13 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
                 log_probs, temperature=temperature, top_k=top_k, seed=tf.stack([seed, step]))  # (N|M, 1)
         elif C:  # K0 best that stay in the row's subset, then each id of its unmet constraints
             rows_now = live_rows if compact else tf.range(N)  # (N or M,)
+            groups_now = tf.gather(row_group, rows_now % K)  # (N or M,)
+            late = None
+            if constraint_deadline:  # at the deadline, a beam that met none of its constraints must meet one now
+                starts = tf.gather(start_group, rows_now // K)  # (N or M,); G - 1: no constraint at all
+                late = (step >= constraint_deadline - 1) & tf.equal(groups_now, starts) & (starts < G - 1)
             cand_log_probs, cand_tokens, forced_groups = _constrained_candidates(
-                log_probs, tf.gather(constraints, rows_now // K), tf.gather(row_group, rows_now % K), K0, bits)
+                log_probs, tf.gather(constraints, rows_now // K), groups_now, K0, bits, late)
         else:
             cand_log_probs, cand_tokens = tf.math.top_k(log_probs, k=K)  # (N, K) (compact: (M, K))
         # Same structure and dtypes as the loop variable, whatever nest type step_fn used.

@@ -168,7 +168,7 @@ class Generator:
         self._compiled = collections.OrderedDict()  # (settings, input specs) -> tf.function, most recent last
 
     def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-               token_bonus=None, constraints=None):
+               token_bonus=None, constraints=None, constraint_deadline=0):
         """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
         Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
         ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
@@ -197,10 +197,10 @@ class Generator:
             start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
             attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
             no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed,
-            token_bonus=token_bonus, constraints=constraints)
+            token_bonus=token_bonus, constraints=constraints, constraint_deadline=constraint_deadline)
 
     def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0,
-                 seed=0, token_bonus=None, constraints=None) -> Generation:
+                 seed=0, token_bonus=None, constraints=None, constraint_deadline=0) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors.
         A ``token_bonus`` (B, V) is one more input of its own compiled function, and so are
         ``constraints`` (B, C, D) (one function per C and D)."""
@@ -210,7 +210,8 @@ class Generator:
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                            no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
                            bonus=token_bonus is not None,
-                           constraint_shape=None if constraints is None else tuple(constraints.shape[1:]))
+                           constraint_shape=None if constraints is None else tuple(constraints.shape[1:]),
+                           constraint_deadline=constraint_deadline)
         if token_bonus is not None:
             inputs.append(tf.convert_to_tensor(token_bonus, tf.float32))
         if constraints is not None:
@@ -220,7 +221,7 @@ class Generator:
         return Generation(fn(*inputs))
 
     def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-                 bonus=False, constraint_shape=None):
+                 bonus=False, constraint_shape=None, constraint_deadline=0):
         """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
         ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
         (``seed`` here plays no part: one function serves every seed). Its extra inputs, in this
@@ -230,8 +231,9 @@ class Generator:
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
         constraint_shape = None if constraint_shape is None else tuple(int(d) for d in constraint_shape)
+        constraint_deadline = int(constraint_deadline) if constraint_shape else 0
         key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus),
-               constraint_shape)
+               constraint_shape, constraint_deadline)
         extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
             ([tf.TensorSpec((None, *constraint_shape), tf.int32)] if constraint_shape else []) + \
             ([tf.TensorSpec((), tf.int32)] if sampling else [])
@@ -244,7 +246,8 @@ class Generator:
                 xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
                 return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
                                    no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
-                                   seed=draw_seed, token_bonus=token_bonus, constraints=constraints)
+                                   seed=draw_seed, token_bonus=token_bonus, constraints=constraints,
+                                   constraint_deadline=constraint_deadline)
 
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(

@@ -28,12 +28,14 @@ class CaptionSearchMixin:
     def feature(self):
         return KINDS[self.kind][0]
 
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None, constraints=None):
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None, constraints=None,
+                 constraint_deadline=0):
         """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`.
         Object tags (`captioner.tagging`) as soft lexical constraints (``token_bonus`` (B, V)) or
         hard, disjunctive ones (``constraints`` (B, C, D): constrained beam search)."""
         return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                              token_bonus=token_bonus, constraints=constraints)
+                              token_bonus=token_bonus, constraints=constraints,
+                              constraint_deadline=constraint_deadline)
 
     def _generate(self, annotations, beam_size, alpha, max_length):
         """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""

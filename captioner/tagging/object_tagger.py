@@ -106,6 +106,8 @@ class ObjectTagger:
             the caption must hold the word, the search chooses where).
         max_constraints: at most this many steering tags per image become constraints (the
             search keeps 2 ** C beams per beam), the most probable first.
+        deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
+            words (the tagged object as the subject); 0: anywhere.
     """
 
     SEARCHES = ("bonus", "constrained")
@@ -113,7 +115,7 @@ class ObjectTagger:
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
-                 known=(), search="bonus", max_constraints=2, **fitted):
+                 known=(), search="bonus", max_constraints=2, deadline=0, **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -126,6 +128,7 @@ class ObjectTagger:
             raise ValueError(f"ObjectTagger: search must be one of {self.SEARCHES}, got {search!r}")
         self.search = search
         self.max_constraints = int(max_constraints)
+        self.deadline = int(deadline)
         unknown = sorted(k for k in fitted if not k.startswith("fitted_"))
         if unknown:
             raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
@@ -178,7 +181,7 @@ class ObjectTagger:
         if not any(self.steers(t) for image_tags in tags for t in image_tags):
             return {}
         if self.search == "constrained":
-            return {"constraints": self.constraints(tags)}
+            return {"constraints": self.constraints(tags), "constraint_deadline": self.deadline}
         return {"token_bonus": self.token_bonus(tags)}
 
     def word_forms(self, word):
@@ -222,7 +225,7 @@ class ObjectTagger:
         """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
         return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
                 "top_k": self.top_k, "min_probability": self.min_probability, "search": self.search,
-                "max_constraints": self.max_constraints,
+                "max_constraints": self.max_constraints, "deadline": self.deadline,
                 "known": sorted(self.known), **self.fitted}
 
 

@@ -640,3 +640,20 @@ def test_constraints_through_the_compiled_generator():
     assert plain["tokens"][0, 0, :2].tolist() == [A, END] and "constraints_met" not in plain
     generator(x, beam_size=2, alpha=0.0, max_length=5, constraints=np.zeros((3, 2, 1), np.int32) - 1)
     assert len(generator._compiled) == 3
+
+
+DEADLINE_TABLE = table({START: {A: 0.9, B: 0.1}, A: {B: 0.5, END: 0.5}, B: {END: 1.0}})
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_constraint_deadline_puts_the_word_first(compact):
+    """B is best placed second ([A B end] .45); with a deadline of 1 token it must come first
+    ([B end] .1). An input without constraints is not affected by the deadline."""
+    constraints = tf.constant([[[B]], [[-1]]], tf.int32)
+    anywhere = decode([0, 0], beam_size=2, max_length=4, tables=DEADLINE_TABLE[None], compact=compact,
+                      constraints=constraints)
+    assert_hyp(anywhere, 0, 0, [A, B, END], 0.45, True)
+    first = decode([0, 0], beam_size=2, max_length=4, tables=DEADLINE_TABLE[None], compact=compact,
+                   constraints=constraints, constraint_deadline=1)
+    assert_hyp(first, 0, 0, [B, END], 0.1, True)
+    assert hyp(first, 1, 0) == hyp(anywhere, 1, 0)

@@ -125,7 +125,7 @@ def test_steering_tags_become_disjunctive_constraints_with_the_constrained_searc
     tags = [[tag("cat", "tabby", "tabby.n.01", 0.8), tag("coffee", "espresso", "espresso.n.01", 0.6)],
             [tag("dog", "English setter", "english_setter.n.01", 0.2)], []]
     inputs = tagger.search_inputs(tags)
-    assert list(inputs) == ["constraints"]
+    assert list(inputs) == ["constraints", "constraint_deadline"]
     c = inputs["constraints"]  # (3, C=1, D=2): the most probable steering tag, the word or its plural
     assert c.shape == (3, 1, 2) and c.dtype == np.int32
     assert c[0, 0].tolist() == [vocab.token_to_id("cat"), vocab.token_to_id("cats")]
