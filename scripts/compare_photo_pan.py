@@ -100,7 +100,8 @@ def compare(args):
            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
            "command": "python scripts/compare_photo_pan.py " + " ".join(sys.argv[1:]),
            "data": {"pan_root": os.path.abspath(root), "held_out": held_out},
-           "beam_size": args.beam_size, "alpha": args.alpha, "max_length": args.max_length, "models": {}}
+           "beam_size": args.beam_size, "alpha": args.alpha, "max_length": args.max_length, "objects": args.objects,
+           "models": {}}
     captions = {"video": {}, "image": {}}
 
     # 1. video captioner on the clips
@@ -111,7 +112,7 @@ def compare(args):
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, clips)), args.batch_size, "video captioner (clips)"):
         results = video.caption([p for _, p in batch], beam_size=args.beam_size, alpha=args.alpha,
-                                max_length=args.max_length, batch_size=len(batch))
+                                max_length=args.max_length, batch_size=len(batch), objects=args.objects)
         captions["video"].update({k: r.text for (k, _), r in zip(batch, results)})
     video_seconds = time.perf_counter() - t
     vcard = model_card(args.video_model) or {}
@@ -128,7 +129,8 @@ def compare(args):
     t = time.perf_counter()
     for batch in in_batches(list(zip(ids, photos)), args.batch_size, "image captioner (photos)"):
         results = image.caption([os.path.join(args.images_dir, ph) for _, ph in batch], beam_size=args.beam_size,
-                                alpha=args.alpha, max_length=args.max_length, batch_size=len(batch))
+                                alpha=args.alpha, max_length=args.max_length, batch_size=len(batch),
+                                objects=args.objects)
         captions["image"].update({k: r.text for (k, _), r in zip(batch, results)})
     image_seconds = time.perf_counter() - t
     icard = model_card(args.image_model) or {}
@@ -186,6 +188,8 @@ def main(argv=None):
     p.add_argument("--limit", type=int, default=None, help="only the first N clips of the split")
     p.add_argument("--output", required=True, help="results JSON")
     p.add_argument("--no-captions-file", action="store_true")
+    p.add_argument("--objects", action="store_true",
+                   help="both captioners name what the backbone's ImageNet head sees (captioner.tagging)")
     args = p.parse_args(argv)
     args.images_dir = args.images_dir or os.path.join(args.flickr8k, "Images")
     args.image_model = os.path.normpath(args.image_model)

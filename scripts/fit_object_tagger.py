@@ -1,8 +1,15 @@
-"""Fit an image captioner's object tagger to its own training photos and save it with the model.
+"""Fit a captioner's object tagger to its own training photos and save it with the model.
 
     python scripts/fit_object_tagger.py --model assets/models/flickr8k_attention.keras \\
         --images ../shared/datasets/flickr8k/Flickr_8k.trainImages.txt \\
         --image-dir ../shared/datasets/flickr8k/Images --min-images 3 --bonus 8 --threshold 0.5
+
+    python scripts/fit_object_tagger.py --model assets/models/flickr8k_video_caption.keras \\
+        --from-model assets/models/flickr8k_attention.keras
+
+The second form gives a video captioner the tagger settings fitted for an image captioner
+trained on the same photos (the video captioner's training clips are pans over them): its
+known classes, bonus and threshold, nothing else.
 
 Runs the captioner's backbone over the training photos (the list file names one photo per
 line, as Flickr8k's split files do), finds the ImageNet classes the tagger is confident of on at
@@ -44,9 +51,10 @@ def pooled_features(model, paths, batch_size):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="an image captioner .keras file (rewritten in place)")
-    parser.add_argument("--images", required=True, help="a text file naming the training photos, one per line")
-    parser.add_argument("--image-dir", required=True, help="the folder those names are in")
+    parser.add_argument("--model", required=True, help="a captioner .keras file, image or video (rewritten in place)")
+    parser.add_argument("--images", help="a text file naming the training photos, one per line")
+    parser.add_argument("--image-dir", help="the folder those names are in")
+    parser.add_argument("--from-model", help="instead of fitting: copy the tagger settings of this captioner")
     parser.add_argument("--min-images", type=int, default=3)
     parser.add_argument("--bonus", type=float, default=8.0, help="nats on a novel object's word (times its probability)")
     parser.add_argument("--threshold", type=float, default=0.5, help="a tag at least this probable is confident")
@@ -54,6 +62,8 @@ def main(argv=None):
                         help="a class is seen on a training photo when its tag is at least this probable (default: --threshold)")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
+    if not args.from_model and not (args.images and args.image_dir):
+        parser.error("give --images and --image-dir (fit), or --from-model (copy)")
     if args.min_images < 1 or not 0 < args.threshold <= 1 or not 0 <= args.bonus <= 100 or args.batch_size < 1:
         parser.error("--min-images >= 1, 0 < --threshold <= 1, 0 <= --bonus <= 100, --batch-size >= 1")
 
@@ -62,11 +72,24 @@ def main(argv=None):
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
     from captioner.models.storage import save_model, storage_record
+    from captioner.models.video_captioner import VideoCaptioner
     from captioner.tagging.object_tagger import fit_known
 
-    model = load_model_file(args.model, ImageCaptioner, "an image captioner")
+    model = load_model_file(args.model, (ImageCaptioner, VideoCaptioner), "a captioner")
     if not model.can_tag_objects:
         sys.exit(f"error: {args.model}: its backbone {model.backbone.name!r} has no ImageNet head to tag with")
+    if args.from_model:
+        source = load_model_file(args.from_model, (ImageCaptioner, VideoCaptioner), "a captioner")
+        if source.backbone.name != model.backbone.name:
+            sys.exit(f"error: {args.from_model} tags with {source.backbone.name}, {args.model} has {model.backbone.name}")
+        model.set_tagger(**source.tagger_config)
+        save_model(model, args.model)
+        record = {**model.object_tagger().config(), "known": len(source.tagger_config.get("known", [])),
+                  "copied_from": os.path.basename(args.from_model)}
+        ModelCard.record_step(args.model, "scripts/fit_object_tagger.py", argv if argv is not None else sys.argv[1:],
+                              extra={"object_tagger": record, "storage": storage_record(model, args.model)})
+        print(f"{args.model}: tagger settings of {args.from_model} ({record['known']} known classes)")
+        return 0
     with open(args.images, encoding="utf-8") as f:
         paths = [os.path.join(args.image_dir, line.strip()) for line in f if line.strip()]
     if not paths:

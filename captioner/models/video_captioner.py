@@ -19,6 +19,7 @@ import tensorflow as tf
 from captioner.models.pixel_model import CaptionSearch, PixelModel, deserialize
 from captioner.models.video_caption_model import VideoCaptionModel  # noqa: F401  (registered)
 from captioner.models.video_pipeline import FrameFeaturesMixin, VideoCaption
+from captioner.text.tokenizer import detokenize
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -28,56 +29,75 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
     vocabulary_key = "vocabulary"
 
     def __init__(self, backbone, model, vocabulary, num_frames=8, sample_fps=0.0, beam_size=3, alpha=0.0,
-                 max_length=20, training_config=None, **kwargs):
+                 max_length=20, training_config=None, tagger=None, **kwargs):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
+        self.tagger_config = dict(tagger or {})  # ObjectTagger settings (known classes, search); {}: its defaults
         self.model = deserialize(model)
         self.feature = self.model.feature
         self.set_sampling(num_frames, sample_fps)
         self.set_search_defaults(beam_size, alpha, max_length)
-        self._fns = {}
+        self._features_fn = None
 
     def call(self, inputs, beam_size=None, alpha=None, max_length=None):
         mask = tf.cast(inputs["mask"], tf.bool)
         features = self.frame_features(inputs["frames"], mask)
         return self.model._generate(features, mask, *self.search_options(beam_size, alpha, max_length))
 
-    def generate(self, frames, mask, beam_size=None, alpha=None, max_length=None):
-        """Compiled `call` on numpy batches; returns numpy arrays."""
-        key = self.search_options(beam_size, alpha, max_length)
-        if key not in self._fns:
-            self._fns[key] = tf.function(lambda f, m: self.call({"frames": f, "mask": m}, *key),
-                                         reduce_retracing=True)
-        out = self._fns[key](tf.convert_to_tensor(frames), tf.convert_to_tensor(mask, tf.bool))
-        return {k: v.numpy() for k, v in out.items()}
+    def generate(self, frames, mask, beam_size=None, alpha=None, max_length=None, objects=False):
+        """`call` on numpy batches: the backbone compiled once, the search through the model's one
+        Generator (compiled per setting); returns numpy arrays.
 
-    def caption(self, sources, beam_size=None, alpha=None, max_length=None, batch_size=8):
+        objects=True: the backbone's ImageNet head tags each clip (on its frames' mean pooled
+        features), confident tags of novel classes steer the search as they do the image
+        captioner's (`captioner.tagging`), and the output gains "objects": [[Tag]] per clip."""
+        if self._features_fn is None:
+            self._features_fn = tf.function(self.frame_features, reduce_retracing=True)
+        mask = tf.convert_to_tensor(mask, tf.bool)
+        features = self._features_fn(tf.convert_to_tensor(frames), mask)  # (B, N, D) or (B, N, R, C)
+        tags, steering = None, {}
+        if objects:
+            f = np.asarray(features)
+            f = f.mean(axis=2) if f.ndim == 4 else f  # (B, N, C): each frame's pooled features
+            m = np.asarray(mask, np.float32)[:, :, None]
+            tags, steering = self.tag_objects((f * m).sum(1) / np.maximum(m.sum(1), 1.0))
+        options = self.search_options(beam_size, alpha, max_length)
+        out = {k: v.numpy() for k, v in self.model.generate(features, mask, *options, **steering).items()}
+        if tags is not None:
+            self.finish_tagged(out, tags, steering, options[1])
+        return out
+
+    def caption(self, sources, beam_size=None, alpha=None, max_length=None, batch_size=8, objects=False):
         """Caption clips: paths, `SampledFrames`, or frame arrays (k, H, W, 3). One
-        `VideoCaption` per source, in order; unreadable files raise ImageError naming them."""
+        `VideoCaption` per source, in order; unreadable files raise ImageError naming them.
+        objects=True: name what the backbone's ImageNet head sees (see `generate`)."""
         results = []
         for clips, frames, mask in self.clip_batches(sources, batch_size):
-            out = self.generate(frames, mask, beam_size, alpha, max_length)
+            out = self.generate(frames, mask, beam_size, alpha, max_length, objects=objects and self.can_tag_objects)
             results.extend(self.decode_outputs(out, clips))
         return results
 
-    def describe(self, source, beam_size=None, alpha=None, max_length=None):
+    def describe(self, source, beam_size=None, alpha=None, max_length=None, objects=False):
         """One clip -> `VideoCaption` (caption, beams, attention over frames, the frames)."""
-        return self.caption([source], beam_size, alpha, max_length)[0]
+        return self.caption([source], beam_size, alpha, max_length, objects=objects)[0]
 
     def decode_outputs(self, out, clips):
         results = []
         for b, clip in enumerate(clips):
             hyps = self.beams(out, b)
+            named, objects = self.name_tagged(hyps[0][2], out["objects"][b] if "objects" in out else [])
+            text = detokenize(named) if named != hyps[0][2] else hyps[0][0]
             steps = int(out["lengths"][b, 0])
             n = len(clip.frames)
             attention = out["attention"][b, 0, :steps, :n]  # (steps, k): masked frames carry no weight
             results.append(VideoCaption(
-                source=clip.path, text=hyps[0][0], tokens=hyps[0][2], score=hyps[0][1],
+                source=clip.path, text=text, tokens=hyps[0][2], score=hyps[0][1],
                 log_prob=float(out["log_probs"][b, 0]), attention=np.asarray(attention),
                 hypotheses=[(t, s) for t, s, _ in hyps], frames=clip.frames, frame_indices=clip.indices,
-                timestamps=clip.timestamps,
+                timestamps=clip.timestamps, objects=objects,
             ))
         return results
 
     def get_config(self):
         return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
-                **self.sampling_config(), **self.search_config()}
+                **self.sampling_config(), **self.search_config(),
+                **({"tagger": self.tagger_config} if self.tagger_config else {})}

@@ -30,6 +30,7 @@ class VideoCaption:
     frames: np.ndarray         # (k, H, W, 3) uint8 RGB: the sampled frames, at the model's input size
     frame_indices: np.ndarray  # (k,) frame numbers in the file
     timestamps: np.ndarray     # (k,) seconds
+    objects: list = dataclasses.field(default_factory=list)  # objects=True: the tags, as Caption.objects
 
     def to_json(self):
         return {"source": self.source, "caption": self.text, "score": round(self.score, 4),
@@ -37,7 +38,8 @@ class VideoCaption:
                 "hypotheses": [{"caption": t, "score": round(s, 4)} for t, s in self.hypotheses],
                 "frames": [int(i) for i in self.frame_indices],
                 "timestamps": [round(float(t), 3) for t in self.timestamps],
-                "attention": np.round(self.attention, 4).tolist()}
+                "attention": np.round(self.attention, 4).tolist(),
+                **({"objects": self.objects} if self.objects else {})}
 
 
 @dataclasses.dataclass

@@ -187,10 +187,8 @@ class ObjectTagger:
     def word_forms(self, word):
         """The vocabulary ids a constraint on `word` accepts: the word, and its plural when known."""
         ids = [self.vocabulary.token_to_id(word)]
-        for plural in (word + "s", word + "es"):
-            if plural in self.vocabulary:
-                ids.append(self.vocabulary.token_to_id(plural))
-                break
+        if word + "s" in self.vocabulary:  # not "+es": "fishes" is more often the verb
+            ids.append(self.vocabulary.token_to_id(word + "s"))
         return ids
 
     def constraints(self, tags):

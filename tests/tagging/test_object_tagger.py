@@ -107,13 +107,13 @@ def test_the_bundled_captioner_names_the_sample_photos(tmp_path):
 
 
 def test_the_reported_log_probability_is_the_models_own_without_the_tag_bonus():
-    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.pixel_model import remove_bonus
 
     bonus = np.zeros((1, 6), np.float32)
     bonus[0, 4] = 3.0  # token 4 was pushed by a tag
     out = {"tokens": np.array([[[4, 5, 4, 2, 0], [5, 5, 2, 0, 0]]]), "lengths": np.array([[4, 3]]),
            "log_probs": np.array([[-1.0, -2.0]], np.float32), "scores": np.array([[-0.5, -2.0 / 3 ** 0.5]], np.float32)}
-    ImageCaptioner._remove_bonus(out, bonus, alpha=0.5)
+    remove_bonus(out, bonus, alpha=0.5)
     np.testing.assert_allclose(out["log_probs"], [[-4.0, -2.0]])  # the bonus counted once, only where held
     np.testing.assert_allclose(out["scores"], [[-4.0 / 4 ** 0.5, -2.0 / 3 ** 0.5]], rtol=1e-6)
     np.testing.assert_allclose(out["tag_bonus"], [[3.0, 0.0]])

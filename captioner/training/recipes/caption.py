@@ -57,6 +57,9 @@ class Config(TrainConfig):
     lr_decay: float = 0.5
     limit: int | None = option(None, help="use only the first N train images (smoke runs)")
     dev_limit: int | None = option(None, help="use only the first N dev images")
+    hold_out_words: str | None = option(None, metavar="W1,W2,...", help=(
+        "held-out objects (the DCC protocol, Hendricks et al. 2016): every training image one of whose captions "
+        "names one of these words is left out; the words stay in the vocabulary, never seen in training"))
     distribute: str = option("none", choices=STRATEGIES,
                              help="mirrored: every GPU (else logical CPU) of this machine; multi-worker: the "
                                   "workers TF_CONFIG names, each running this same command (docs/scale_out.md)")

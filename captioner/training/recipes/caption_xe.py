@@ -30,12 +30,19 @@ class Caption(Recipe):
     def prepare(self, trainer):
         from captioner.features.store import FeatureStore
         from captioner.models.caption_decoder_model import KINDS
+        from captioner.text import tokenize
         from captioner.training.caption_data import CaptionExamples
 
         cfg = self.cfg
         self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
         self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
         train, dev = self._split(cfg.train_split), self._split(self.dev_split)
+        held_out = self.held_out_words()
+        if held_out:
+            kept = [p for p in train.image_paths if not any(held_out & set(tokenize(c)) for c in train.captions[p])]
+            log.info("held-out words %s: %d of %d training images left out", sorted(held_out),
+                     len(train.image_paths) - len(kept), len(train.image_paths))
+            train.image_paths = kept
         self.before_data(trainer, train)
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
         dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
@@ -73,11 +80,19 @@ class Caption(Recipe):
         """The backbone whose features the decoder reads."""
         return self.cfg.backbone
 
+    def held_out_words(self):
+        """The --hold-out-words, a set (empty: none)."""
+        return {w.strip().lower() for w in (getattr(self.cfg, "hold_out_words", None) or "").split(",") if w.strip()}
+
     def build_vocabulary(self, train):
+        """The training captions' words seen at least --min-count times, then the held-out words
+        (ids the decoder can be made to say, though it never saw them)."""
         from captioner.text import Vocabulary, tokenize
 
-        return Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
-                                min_count=self.cfg.min_count)
+        vocab = Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
+                                 min_count=self.cfg.min_count)
+        extra = sorted(self.held_out_words() - set(vocab.tokens))
+        return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
 
     def _extract(self, trainer, paths):
         """Extract the features `paths` lack into --features (resumable); the paths that could
