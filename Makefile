@@ -39,7 +39,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check captioner apps scripts tests
 
 test: $(STAMP) system-deps lint
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=40
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not slow"

@@ -271,6 +271,14 @@ def to_markdown(card, title, command, default):
         dtypes = ", ".join(f"{n} {d}" for d, n in sorted(storage.get("weights", {}).items()))
         lines += ["## Storage", "", f"{storage.get('bytes', 0) / 1e6:.1f} MB; weight arrays: {dtypes}; "
                   f"backbone: {where}.", ""]
+    examples = (card.extra or {}).get("examples_on_real_input")
+    if isinstance(examples, dict) and examples.get("rows"):
+        lines += ["## Examples on real input", "",
+                  "What the model said on input it never saw (`assets/samples/`), recorded as it came, good or "
+                  "bad, by `python scripts/card_examples.py`:", "", "```bash", *examples.get("commands", []), "```",
+                  "", "| input | output |", "| --- | --- |"]
+        lines += [f"| {_cell(row[0])} | {_cell(str(row[1]).replace(chr(10), '<br>'))} |"  # a line break stays one
+                  for row in examples["rows"] if len(row) == 2] + [""]
     notes = card.notes if isinstance(card.notes, list) else [card.notes] if card.notes else []
     if notes:
         lines += ["## Notes and limitations", ""] + [f"- {_cell(n)}" for n in notes] + [""]

@@ -101,3 +101,18 @@ def test_every_bundled_model_has_its_markdown_card_up_to_date():
         for section in ("## Intended use", "## How to use", "## Held-out results", "## Training"):
             assert section in text
     assert script.main(["--check"]) == 0
+
+
+def test_examples_on_real_input_render_as_a_table_with_their_commands():
+    """extra.examples_on_real_input (scripts/card_examples.py) becomes the card's examples section;
+    a '|' or a line break in an output stays inside its cell."""
+    from captioner.model_card import to_markdown
+
+    card = ModelCard(task="caption", model="m.keras", seed=1, command="captioner train caption",
+                     extra={"examples_on_real_input": {"commands": ["captioner caption cat.jpg"],
+                                                       "rows": [["cat.jpg", "a cat | a dog\non a bench"]]}})
+    text = to_markdown(card, "A captioner", "caption", True)
+    section = text.split("## Examples on real input", 1)[1]
+    assert "captioner caption cat.jpg" in section
+    assert "| cat.jpg | a cat \\| a dog<br>on a bench |" in section
+    assert "## Examples on real input" not in to_markdown(ModelCard(task="caption", model="m.keras"), "A", "caption", True)

@@ -53,6 +53,13 @@ def add_arguments(p):
                    help="name what the backbone's ImageNet head sees: confident object tags (WordNet words) "
                         "constrain the caption and JSON rows list them as \"objects\" (default: on; "
                         "--no-objects: the captioner alone)")
+    p.add_argument("--tag-search", choices=("bonus", "constrained"), default=None,
+                   help="how confident tags of novel objects steer the beam search: a bonus on their word, or "
+                        "constrained beam search (the caption must hold the word; Anderson et al. 2017) "
+                        "(default: the model's; docs/open_world.md compares them)")
+    p.add_argument("--tag-deadline", type=int, default=None, metavar="N",
+                   help="with --tag-search constrained: one tag's word within the caption's first N words "
+                        "(0: anywhere; default: the model's)")
 
 
 def register(subparsers):
@@ -91,7 +98,12 @@ def run(args):
     paths = list_images(args.paths)
     if not paths:
         raise InputError(f"no images found in {' '.join(args.paths)}")
+    if args.tag_deadline is not None and args.tag_deadline < 0:
+        raise InputError(f"--tag-deadline must be >= 0, got {args.tag_deadline}")
     model = load_captioner(model_path)
+    steering = {k: v for k, v in (("search", args.tag_search), ("deadline", args.tag_deadline)) if v is not None}
+    if steering and args.objects and model.can_tag_objects:
+        model.set_tagger(**steering)  # this run only: the file is not rewritten
     report = caption_images(
         paths, model, beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
         batch_size=args.batch_size, output=args.output, fmt=args.format, attention_dir=args.attention_dir,

@@ -256,11 +256,3 @@ class Generator:
             while len(self._compiled) > MAX_COMPILED:  # a server sent a new alpha each request: bounded memory
                 self._compiled.popitem(last=False)
         return self._compiled[key]
-
-    def with_preprocess(self, preprocess, input_signature=None) -> Generator:
-        """The same decoder and rules after ``preprocess(*inputs) -> encode's inputs`` (e.g. a
-        backbone: pixels -> features), with its own compiled cache."""
-        encode = self.encode
-        return Generator(self.decoder, lambda *xs: encode(*preprocess(*xs)), banned_ids=self.banned_ids,
-                         input_signature=input_signature, start_id=self.start_id, end_id=self.end_id,
-                         pad_id=self.pad_id)

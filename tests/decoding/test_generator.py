@@ -182,16 +182,6 @@ def test_seq2seq_source_lengths_share_one_function():
     assert fn.experimental_get_tracing_count() == 1
 
 
-def test_with_preprocess_decodes_the_same():
-    model = _caption_model()
-    x = _features()
-    doubled = model.generator.with_preprocess(lambda h: (h * 0.5,))  # e.g. a backbone in front
-    got = doubled(2.0 * x, beam_size=2, alpha=0.0, max_length=6).numpy()
-    want = model.generate(x, beam_size=2, alpha=0.0, max_length=6).numpy()
-    np.testing.assert_array_equal(got["tokens"], want["tokens"])
-    assert doubled.banned_ids == model.generator.banned_ids and doubled._compiled is not model.generator._compiled
-
-
 def test_text_helpers_by_hand():
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "dog", ",", "runs", "."))
     a, dog, comma, runs, dot = 4, 5, 6, 7, 8

@@ -104,6 +104,14 @@ def test_the_bundled_captioner_names_the_sample_photos(tmp_path):
     assert main(["caption", str(samples / "cat.jpg"), "--output", str(tmp_path / "plain.jsonl"), "--no-objects",
                  "--no-progress"]) == 0
     assert "objects" not in json.loads((tmp_path / "plain.jsonl").read_text())
+    # the constrained search: the steering tag's word must be in the caption (then named)
+    assert main(["caption", str(samples / "cat.jpg"), str(samples / "coffee.jpg"), "--output",
+                 str(tmp_path / "cbs.jsonl"), "--tag-search", "constrained", "--tag-deadline", "3", "--no-progress"]) == 0
+    rows = {Path(r["image"]).name: r for r in map(json.loads, (tmp_path / "cbs.jsonl").read_text().splitlines())}
+    assert rows["cat.jpg"]["objects"][0]["steered"] and " cat " in f' {rows["cat.jpg"]["caption"]} '
+    assert "espresso" in rows["coffee.jpg"]["caption"].split()[:3]  # within the first 3 words
+    assert main(["caption", str(samples / "cat.jpg"), "--output", str(tmp_path / "bad.jsonl"), "--tag-deadline", "-1",
+                 "--no-progress"]) == 2
 
 
 def test_the_reported_log_probability_is_the_models_own_without_the_tag_bonus():

@@ -1,0 +1,82 @@
+"""Object tags steer the image and the video captioner alike (issue 38 item 4): a backbone
+whose pooled features the ImageNet head reads as an espresso makes the constrained search put
+the tag's word in the caption, and the class name fills it in; without objects, nothing changes."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from captioner.models.caption_decoder_model import CaptionDecoderModel
+from captioner.models.image_captioner import ImageCaptioner
+from captioner.models.video_caption_model import VideoCaptionModel
+from captioner.models.video_captioner import VideoCaptioner
+from captioner.tagging.object_tagger import imagenet_head
+from captioner.text import Vocabulary
+from captioner.text.vocabulary import SPECIAL_TOKENS
+
+ESPRESSO = 967
+WORDS = ("a", "man", "is", "sitting", "on", "bench", "coffee", "dog")
+
+
+def espresso_backbone(size=32):
+    """pixels -> the same features for every image: pooled features the efficientnet_lite0 head
+    reads as an espresso (least squares on its kernel), grid (B, 1, 1, 1280). Named as the
+    variant, so the captioner tags with that variant's head."""
+    kernel, bias = imagenet_head("efficientnet_lite0")
+    logits = np.full(1000, -10.0, np.float32)
+    logits[ESPRESSO] = 8.0
+    target = np.linalg.lstsq(kernel.T, logits - bias, rcond=None)[0].astype(np.float32)  # (1280,)
+    x = keras.Input((size, size, 3))
+    zeros = keras.layers.Rescaling(0.0)(x)
+    pooled = keras.layers.Dense(1280, kernel_initializer="zeros",
+                                bias_initializer=keras.initializers.Constant(target))(
+        keras.layers.GlobalAveragePooling2D()(zeros))
+    grid = keras.layers.Reshape((1, 1, 1280))(pooled)
+    return keras.Model(x, {"grid": grid, "pooled": pooled}, name="efficientnet_lite0")
+
+
+def captioners():
+    keras.utils.set_random_seed(0)
+    vocab = Vocabulary(SPECIAL_TOKENS + WORDS)
+    tagger = {"search": "constrained", "threshold": 0.5}
+    image = ImageCaptioner(espresso_backbone(), CaptionDecoderModel(len(vocab), annotation_dim=1280, kind="attention",
+                                                                    projection_dim=8, embedding_dim=8, units=8,
+                                                                    attention_units=8, dropout=0.0),
+                           vocab, beam_size=2, max_length=5, tagger=tagger)
+    video = VideoCaptioner(espresso_backbone(), VideoCaptionModel(len(vocab), 1280, units=8, projection_dim=8,
+                                                                  embedding_dim=8, attention_units=8),
+                           vocab, num_frames=3, beam_size=2, max_length=5, tagger=tagger)
+    return image, video
+
+
+@pytest.mark.parametrize("kind", ["image", "video"])
+def test_a_confident_novel_tag_is_in_the_caption_and_named(kind):
+    image, video = captioners()
+    rng = np.random.default_rng(0)
+    if kind == "image":
+        photos = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(2)]
+        tagged, plain = image.caption(photos, objects=True), image.caption(photos)
+    else:
+        clips = [rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8) for _ in range(2)]
+        tagged, plain = video.caption(clips, objects=True), video.caption(clips)
+    for t, p in zip(tagged, plain):
+        assert "coffee" in t.tokens  # the constrained search: the tag's word is in every caption
+        assert "espresso" in t.text.split()  # the class name fills in (the first) "coffee"
+        first = t.objects[0]
+        assert (first["word"], first["synset"], first["steered"], first["named"]) == \
+            ("coffee", "espresso.n.01", True, True)
+        assert p.objects == [] and "espresso" not in p.text
+    if kind == "video":
+        row = tagged[0].to_json()
+        assert json.loads(json.dumps(row))["objects"][0]["word"] == "coffee"
+        assert "objects" not in plain[0].to_json()
+
+
+def test_the_tagger_settings_travel_in_the_config():
+    image, video = captioners()
+    for model in (image, video):
+        config = model.get_config()
+        assert config["tagger"] == {"search": "constrained", "threshold": 0.5}
+        assert model.object_tagger().search == "constrained"
