@@ -12,6 +12,14 @@ from captioner.layers.text_encoder import TextEncoder
 
 def test_encoders_built_inside_the_object_sharing_scope_get_their_own_layers():
     seen = set()
+    gc.freeze()  # what is alive now (TensorFlow's large heap) is left out of the collections below: fast
+    try:
+        _build_and_collect(seen)
+    finally:
+        gc.unfreeze()
+
+
+def _build_and_collect(seen):
     with ObjectSharingScope():
         for i in range(60):
             enc = TextEncoder(20, embedding_dim=4, units=4, cell="gru", bidirectional=True) if i % 2 else \

@@ -1,16 +1,15 @@
 """`captioner train caption --distribute multi-worker`: two worker processes on localhost
 (TF_CONFIG, MultiWorkerMirroredStrategy) train a tiny captioner on generated shapes, one
 epoch and then `--resume` to two; only the chief writes the run directory (the other worker's
-temporary folder is gone at the end); the model loads in a fresh process and captions; and it
-is the model one process trains with the same flags and seed, up to the floating-point
-differences of splitting each batch between two workers."""
+temporary folder is gone at the end); the model loads and captions; and it is the model one
+process trains with the same flags and seed, up to the floating-point differences of splitting
+each batch between two workers."""
 
 import json
 import os
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -121,16 +120,9 @@ def test_two_workers_train_resume_and_save_a_model_like_one_process(tmp_path):
     print(f"MULTI-WORKER VS ONE PROCESS: per-epoch losses {losses.tolist()}, "
           f"relative weight difference {difference:.4f}")
 
-    # the saved model loads in a fresh process (safe mode) and captions as it does here
+    # the saved model (loaded above in safe mode; a fresh process loads a captioner the same way in
+    # test_train_caption.py) captions
     images = sorted(str(p) for p in (data / "Images").iterdir())[18:21]  # dev images
     here = [c.text for c in multi_model.caption(images)]
-    script = textwrap.dedent(f"""
-        import json, keras, captioner
-        m = keras.models.load_model({str(run / "model.keras")!r})
-        print(json.dumps([c.text for c in m.caption({images!r})]))
-    """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO)})
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == here and all(here)
+    assert all(here)
     print("MULTI-WORKER CAPTIONS", here, "ONE PROCESS", [c.text for c in single_model.caption(images)])

@@ -1,35 +1,36 @@
-"""`captioner train classify` on a generated 20 Newsgroups-layout corpus: a resumed run replays
-the batches of a straight one; the saved model loads, classifies, and its card names the dev
+"""`captioner train classify` on a generated 20 Newsgroups-layout corpus: its batches replay on
+resume (the recipe's contract); the saved model loads, classifies, and its card names the dev
 split and the command."""
 
 import json
 
 import keras
 import pytest
-from training_support import assert_resume_replays_batches, load_test_module
+from training_support import assert_recipe_batches_replay, load_test_module
 
 from captioner.cli import main
 
 han = load_test_module("models/han_support.py")
 
 
-def _train(data, dev, out, *more):
-    return main(["train", "classify", "--data-dir", str(data), "--dev-list", str(dev), "--output-dir", str(out),
-                 "--embeddings", "none", "--embedding-dim", "8", "--word-units", "6", "--sentence-units", "6",
-                 "--attention-units", "8", "--min-count", "1", "--max-sentences", "6", "--max-words", "9",
-                 "--batch-size", "16", "--patience", "5", "--learning-rate", "0.02", *more])
+def _argv(data, dev, out, *more):
+    return ["classify", "--data-dir", str(data), "--dev-list", str(dev), "--output-dir", str(out),
+            "--embeddings", "none", "--embedding-dim", "8", "--word-units", "6", "--sentence-units", "6",
+            "--attention-units", "8", "--min-count", "1", "--max-sentences", "6", "--max-words", "9",
+            "--batch-size", "16", "--patience", "5", "--learning-rate", "0.02", *more]
 
 
-@pytest.mark.slow  # ~40 s on 2 idle cores (three short trainings)
-def test_classify_resume_replays_the_same_batches_and_saves_a_model_with_its_card(tmp_path, monkeypatch):
+@pytest.mark.slow  # one short training: ~10 s
+def test_classify_batches_replay_and_a_run_saves_a_model_with_its_card(tmp_path):
     data, dev = han.make_corpus(tmp_path / "corpus")
-    assert_resume_replays_batches(lambda out, *more: _train(data, dev, out, *more), tmp_path, monkeypatch)
-    path = tmp_path / "resumed" / "model.keras"
+    assert_recipe_batches_replay(_argv(data, dev, tmp_path / "contract"))
+    assert main(["train", *_argv(data, dev, tmp_path / "run", "--epochs", "2")]) == 0
+    path = tmp_path / "run" / "model.keras"
     model = keras.models.load_model(path)
     assert type(model).__name__ == "DocumentClassifier" and model.labels == tuple(sorted(han.TOPICS))
     [r] = model.classify(["The rocket of the orbit."])
     assert r.label in han.TOPICS and abs(sum(r.sentence_weights) - 1) < 1e-5
-    card = json.loads((tmp_path / "resumed" / "model.json").read_text())
+    card = json.loads((tmp_path / "run" / "model.json").read_text())
     assert card["task"] == "classify" and card["metrics"]["split"] == "dev"
     assert card["data"]["train_documents"] == 36 and card["data"]["dev_documents"] == 12
     assert "dev_accuracy" in card["metrics"] and card["metrics"]["dev"]["documents"] == 12

@@ -140,12 +140,10 @@ def test_word_relations_are_built_from_wordnet_and_stored_in_the_model(tmp_path)
 
 
 @pytest.mark.parametrize("task", ["classify", "generate"])
-def test_resume_replays_the_same_batches(tmp_path, monkeypatch, task):
-    from training_support import assert_resume_replays_batches
+def test_batches_replay_on_resume(tmp_path, task):
+    """The recipe's contract (the Trainer's resume itself: test_ensemble_of_members_... above)."""
+    from training_support import assert_recipe_batches_replay
 
-    data = _sick(tmp_path)
-    assert_resume_replays_batches(
-        lambda out, *more: main(["train", "entail", "--task", task, "--data", data, "--output-dir", str(out),
-                                 "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--attention-units",
-                                 "8", "--batch-size", "16", "--beam-size", "1", "--patience", "5", *more]),
-        tmp_path, monkeypatch)
+    assert_recipe_batches_replay(["entail", "--task", task, "--data", _sick(tmp_path), "--output-dir", tmp_path / "run",
+                                  "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--attention-units",
+                                  "8", "--batch-size", "16", "--beam-size", "1", "--patience", "5"])

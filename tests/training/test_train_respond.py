@@ -1,33 +1,31 @@
-"""`captioner train respond` on generated SGD-layout dialogues: a resumed run replays the
-batches of a straight one; the saved model loads and responds; the card reports dev BLEU and
+"""`captioner train respond` on generated SGD-layout dialogues: its batches replay on resume
+(the recipe's contract); the saved model loads and responds; the card reports dev BLEU and
 distinct-n and names its selection."""
 
 import json
 
 import keras
 import pytest
-from training_support import assert_resume_replays_batches, load_test_module
+from training_support import assert_recipe_batches_replay, load_test_module
 
 from captioner.cli import main
 
 ds = load_test_module("models/dialogue_support.py")
 
 
-@pytest.mark.slow  # ~40 s on 2 idle cores (three short trainings)
-def test_respond_resume_replays_the_same_batches_and_saves_a_model_with_its_card(tmp_path, monkeypatch):
+@pytest.mark.slow  # one short training: ~10-20 s
+def test_respond_batches_replay_and_a_run_saves_a_model_with_its_card(tmp_path):
     train, dev = ds.make_sgd(tmp_path / "sgd", train=40, dev=6)
-    assert_resume_replays_batches(
-        lambda out, *more: main(["train", "respond", "--train-dir", str(train), "--dev-dir", str(dev),
-                                 "--output-dir", str(out), "--embedding-dim", "8", "--units", "6",
-                                 "--context-units", "6", "--decoder-units", "8", "--attention-units", "6",
-                                 "--min-count", "1", "--batch-size", "16", "--select-fraction", "0.2",
-                                 "--max-response", "8", "--patience", "5", *more]),
-        tmp_path, monkeypatch)
-    model = keras.models.load_model(tmp_path / "resumed" / "model.keras")
+    argv = ["respond", "--train-dir", train, "--dev-dir", dev, "--embedding-dim", "8", "--units", "6",
+            "--context-units", "6", "--decoder-units", "8", "--attention-units", "6", "--min-count", "1",
+            "--batch-size", "16", "--select-fraction", "0.2", "--max-response", "8", "--patience", "5"]
+    assert_recipe_batches_replay([*argv, "--output-dir", tmp_path / "contract"])
+    assert main(["train", *map(str, argv), "--output-dir", str(tmp_path / "run"), "--epochs", "1"]) == 0
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
     assert type(model).__name__ == "DialogueResponder"
     [r] = model.respond([[("USER", "I want a table in rome.")]])
     assert isinstance(r.text, str)
-    card = json.loads((tmp_path / "resumed" / "model.json").read_text())
+    card = json.loads((tmp_path / "run" / "model.json").read_text())
     assert card["task"] == "dialogue" and card["metrics"]["split"] == "dev"
     assert {"BLEU", "distinct_1", "distinct_2"} <= set(card["metrics"]["dev_beam4"])
     assert card["data"]["dev_examples_scored"] == 12 and "held-out train dialogues" in card["metrics"]["selection"]

@@ -100,19 +100,29 @@ def test_attention_lambda_must_be_non_negative(tmp_path, capsys):
     assert "--attention-lambda -1.0: must be a finite number >= 0" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("steps", [None, "3"])
-def test_resume_replays_the_same_batches(tmp_path, monkeypatch, steps):
-    """With --steps-per-epoch (epochs shorter than a pass) too: the resumed run goes on mid-pass."""
+TRANSLATE_TINY = ["--format", "anki", "--reverse", "--copy-unk-rate", "0.3", "--embedding-dim", "8", "--units", "8",
+                  "--attention-units", "8", "--batch-size", "16", "--dev-limit", "5", "--eval-limit", "5",
+                  "--beam-size", "1", "--patience", "5"]
+
+
+def test_resume_mid_pass_replays_the_same_batches(tmp_path, monkeypatch):
+    """End to end, with --steps-per-epoch (epochs shorter than a pass): the resumed run goes on
+    mid-pass (the Trainer's stream; one pass per epoch is test_train_caption.py's)."""
     from training_support import assert_resume_replays_batches
 
     data = _anki(tmp_path)
-    extra = ["--steps-per-epoch", steps] if steps else []
     assert_resume_replays_batches(
-        lambda out, *more: main(["train", "translate", "--format", "anki", "--data", data, "--reverse",
-                                 "--output-dir", str(out), "--copy-unk-rate", "0.3", "--embedding-dim", "8",
-                                 "--units", "8", "--attention-units", "8", "--batch-size", "16", "--dev-limit", "5",
-                                 "--eval-limit", "5", "--beam-size", "1", "--patience", "5", *extra, *more]),
+        lambda out, *more: main(["train", "translate", "--data", data, "--output-dir", str(out), *TRANSLATE_TINY,
+                                 "--steps-per-epoch", "3", *more]),
         tmp_path, monkeypatch)
+
+
+def test_batches_replay_on_resume(tmp_path):
+    """The recipe's contract, with the <unk> copying (--copy-unk-rate) that hides source words."""
+    from training_support import assert_recipe_batches_replay
+
+    assert_recipe_batches_replay(["translate", "--data", _anki(tmp_path), "--output-dir", tmp_path / "run",
+                                  *TRANSLATE_TINY])
 
 
 def _multi30k(tmp_path):

@@ -1,9 +1,10 @@
 """`captioner train video-caption` and `video-classify` on generated clips with a tiny backbone:
-a resumed run replays the batches of a straight one, and the saved models load."""
+their batches replay on resume (the recipes' contract; trained end to end below and in
+test_train_video_caption.py)."""
 
 import keras
 import pytest
-from training_support import assert_resume_replays_batches, load_test_module
+from training_support import assert_recipe_batches_replay, load_test_module
 
 import captioner.backbones
 from captioner.cli import main
@@ -25,29 +26,18 @@ def tiny_backbone(monkeypatch):
     monkeypatch.setattr(captioner.backbones, "get_backbone", vqa_support._tiny_backbone)
 
 
-def test_video_caption_resume_replays_the_same_batches(clips, tmp_path, monkeypatch, tiny_backbone):
-    features = str(tmp_path / "f.h5")
-    assert_resume_replays_batches(
-        lambda out, *more: main(["train", "video-caption", "--data", str(clips / "captions.csv"), str(clips), features,
-                                 "--backbone", "tiny", "--num-frames", "4", "--output-dir", str(out),
-                                 "--min-count", "1", "--units", "8", "--embedding-dim", "8", "--projection-dim", "8",
-                                 "--attention-units", "8", "--batch-size", "16", "--beam-size", "1",
-                                 "--max-length", "6", "--patience", "5", *more]),
-        tmp_path, monkeypatch)
-    model = keras.models.load_model(tmp_path / "resumed" / "model.keras")
-    assert type(model).__name__ == "VideoCaptioner"
+def test_video_caption_batches_replay_on_resume(clips, tmp_path, tiny_backbone):
+    assert_recipe_batches_replay(["video-caption", "--data", clips / "captions.csv", clips, tmp_path / "f.h5",
+                                  "--backbone", "tiny", "--num-frames", "4", "--output-dir", tmp_path / "run",
+                                  "--min-count", "1", "--units", "8", "--embedding-dim", "8", "--projection-dim", "8",
+                                  "--attention-units", "8", "--batch-size", "16", "--beam-size", "1",
+                                  "--max-length", "6", "--patience", "5"])
 
 
-def test_video_classify_resume_replays_the_same_batches(clips, tmp_path, monkeypatch, tiny_backbone):
-    features = str(tmp_path / "f.h5")
-    assert_resume_replays_batches(
-        lambda out, *more: main(["train", "video-classify", "--data-dir", str(clips), "--features", features,
-                                 "--backbone", "tiny", "--num-frames", "4", "--output-dir", str(out),
-                                 "--units", "8", "--projection-dim", "8", "--batch-size", "4", "--patience", "5",
-                                 *more]),
-        tmp_path, monkeypatch)
-    model = keras.models.load_model(tmp_path / "resumed" / "model.keras")
-    assert type(model).__name__ == "VideoClassifier"
+def test_video_classify_batches_replay_on_resume(clips, tmp_path, tiny_backbone):
+    assert_recipe_batches_replay(["video-classify", "--data-dir", clips, "--features", tmp_path / "f.h5",
+                                  "--backbone", "tiny", "--num-frames", "4", "--output-dir", tmp_path / "run",
+                                  "--units", "8", "--projection-dim", "8", "--batch-size", "4", "--patience", "5"])
 
 
 def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, tiny_backbone):

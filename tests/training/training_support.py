@@ -52,6 +52,52 @@ def assert_resume_replays_batches(train, tmp_path, monkeypatch):
     assert [h["epoch"] for h in history] == [1, 2]
 
 
+def assert_recipe_batches_replay(argv):
+    """The recipe's part of resuming, without training: `argv` are `captioner train TASK ...`
+    arguments (with --output-dir). After `prepare`, a pass's batches are a function of (pass,
+    seed) alone: the same twice, a new order every pass, another with another seed, and
+    `steps_per_pass()` of them; a second recipe prepared with --resume on the same run directory
+    (a restarted process, reading the cached vocabularies) streams the very same batches. The
+    Trainer's part (the endless stream cut into epochs, the checkpoint) is tested end to end once,
+    with `assert_resume_replays_batches` (test_train_caption.py, test_train_translate.py)."""
+    import argparse
+    import dataclasses
+
+    from captioner.commands.train import add_recipe_parser, recipe_modules
+    from captioner.training.callbacks import TrainingRun
+    from captioner.training.config import from_args
+    from captioner.training.trainer import Trainer
+
+    task, *rest = argv
+    module = recipe_modules()[task]
+    parser = argparse.ArgumentParser()
+    add_recipe_parser(parser.add_subparsers(), module)
+    cfg = from_args(module.Config, parser.parse_args([task, *map(str, rest)]))
+
+    def prepared(cfg):
+        recipe = module.RECIPE.make(cfg)
+        recipe.check()
+        trainer = Trainer(recipe)
+        trainer.run_dir = TrainingRun(cfg.output_dir)
+        trainer.info = recipe.prepare(trainer) or {}
+        return recipe
+
+    def prints(recipe, p, seed):
+        return [fingerprint(b) for b in recipe.batches(p, seed)]
+
+    recipe = prepared(cfg)
+    first = prints(recipe, 0, cfg.seed)
+    assert len(first) == recipe.steps_per_pass() > 0
+    assert prints(recipe, 0, cfg.seed) == first  # a function of (pass, seed)
+    second = prints(recipe, 1, cfg.seed)
+    assert len(second) == len(first) and second != first  # a new order every pass
+    assert prints(recipe, 0, cfg.seed + 1) != first
+    restarted = prepared(dataclasses.replace(cfg, resume=True))
+    assert restarted.steps_per_pass() == recipe.steps_per_pass()
+    assert prints(restarted, 1, cfg.seed) == second
+    return recipe
+
+
 def load_test_module(relative):
     """A test module of another folder (its fixtures and generators), by path."""
     path = Path(__file__).resolve().parents[1] / relative
