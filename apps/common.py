@@ -504,6 +504,26 @@ def probability_bars(probabilities: dict, what: str, height=160):
     }, width="stretch", height=height)
 
 
+def show_caption_with_tags(result, empty="(empty caption)"):
+    """A caption (image or video) as the page's heading, the words its object tags put in marked,
+    and the tags listed under it."""
+    st.markdown(f"### {mark_tag_words(result.text, result.objects or []) or empty}")
+    if result.objects:
+        st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
+            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in result.objects)
+            + (". Marked in blue: the words the tags put into the caption (a novel object's word, or its "
+               "class name filled in)." if any(o.get("steered") or o.get("named") for o in result.objects) else ""))
+
+
+def objects_toggle(model, page):
+    """The switch for the backbone's object tags (on where the model can tag, as the CLI)."""
+    return st.toggle("Name the objects the backbone sees", value=model.can_tag_objects, key=f"{page}_objects",
+                     disabled=not model.can_tag_objects,
+                     help="The backbone's own ImageNet classifier tags the input; a confident tag's word (WordNet: "
+                          "the class or its nearest hypernym the captioner knows) is pushed into the caption, "
+                          "and the class's own name filled in (as the CLI does by default).")
+
+
 def mark_tag_words(text, objects):
     """`text` as Streamlit Markdown with the words the object tags put in marked in blue: the class
     name of a tag that was filled in ("named"), else the word of a tag that steered the search and is

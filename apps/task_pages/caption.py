@@ -39,11 +39,7 @@ from captioner.errors import ImageError  # noqa: E402  (after the inputs: import
 from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
 beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
-objects = st.toggle("Name the objects the backbone sees", value=model.can_tag_objects,
-                    key="caption_objects",
-                    help="The backbone's own ImageNet classifier tags the photo; a confident tag's word (WordNet: "
-                         "the class or its nearest hypernym the captioner knows) is pushed into the caption, "
-                         "and the class's own name filled in (as `captioner caption` does by default).")
+objects = common.objects_toggle(model, "caption")
 
 source_name, data = common.upload_or_sample(upload, sample_name, common.SAMPLES_DIR, "Upload a photo to caption it.")
 
@@ -80,12 +76,7 @@ image_col, text_col = st.columns([2, 3])
 with image_col:
     st.image(shown, caption=source_name, width="stretch")
 with text_col:
-    st.markdown(f"### {common.mark_tag_words(caption.text, caption.objects) or '(empty caption)'}")
-    if caption.objects:
-        st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
-            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in caption.objects)
-            + (". Marked in blue: the words the tags put into the caption (a novel object's word, or its "
-               "class name filled in)." if any(o.get("steered") or o.get("named") for o in caption.objects) else ""))
+    common.show_caption_with_tags(caption)
     common.beam_metrics(caption, "Words", len(words))
     common.beam_hypotheses(caption.hypotheses, "caption")
     if maps.shape[0] == len(words) and words:

@@ -40,7 +40,7 @@ def weighted_frame(frame, weight, peak):
     return np.clip(frame.astype(np.float32) * scale, 0, 255).astype(np.uint8)
 
 
-def describe_clip(model, lock, name, data, beam):
+def describe_clip(model, lock, name, data, beam, objects=False):
     """Run the model on clip bytes: written into a temporary directory, read by OpenCV, removed.
     Only a real video container (by its bytes, whatever its name) is written at all."""
     from captioner.features.video import check_container
@@ -54,7 +54,7 @@ def describe_clip(model, lock, name, data, beam):
         with lock:
             if beam is None:
                 return model.describe(str(path))
-            return model.describe(str(path), beam_size=beam[0], alpha=beam[1])
+            return model.describe(str(path), beam_size=beam[0], alpha=beam[1], objects=objects)
 
 
 st.title("Caption or classify a video clip")
@@ -94,19 +94,20 @@ is_captioner = type(model).__name__ == "VideoCaptioner"
 
 from captioner.errors import ImageError, InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
 
-beam = None
+beam, objects = None, False
 if is_captioner:
     beam = common.decoding_controls(model, "video", "captions")[:2]
+    objects = common.objects_toggle(model, "video")
 
 source_name, data = common.upload_or_sample(upload, sample_name, SAMPLES_DIR, "Upload a clip to describe it.")
 
 model_path = spec.path
-result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam)
+result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam, objects)
 result = common.recall("video_results", result_key)
 if result is None:
     try:
         with st.spinner(f"Sampling frames of `{source_name}` and running the model ..."):
-            result = describe_clip(model, model_lock, source_name, data, beam)
+            result = describe_clip(model, model_lock, source_name, data, beam, objects)
     except (ImageError, InputError) as exc:
         reason = getattr(exc, "reason", None) or str(exc)
         st.error(f"Cannot use `{source_name}`: {reason}.", icon=":material/broken_image:")
@@ -134,7 +135,7 @@ with clip_col:
                  width="stretch")
 with text_col:
     if is_captioner:
-        st.markdown(f"### {result.text or '(empty caption)'}")
+        common.show_caption_with_tags(result)
         common.beam_metrics(result, "Sampled frames", len(frames))
         common.beam_hypotheses(result.hypotheses, "caption")
     else:

@@ -314,9 +314,15 @@ def test_video_page_default_is_the_real_captioner_on_a_real_clip(bundled_env):
     assert at.selectbox(key="video_sample").value == sample_clips()[0] == "arm_wrestling.webm"
     [caption] = headings(at)
     assert len(caption.split()) >= 4 and not {"square", "circle", "triangle"} & set(caption.split()), caption
+    # the backbone's object tags, on by default as in `captioner video`; the result carries them
+    assert at.toggle(key="video_objects").value and not at.toggle(key="video_objects").disabled
+    assert list(at.session_state["video_results"])[-1][-1] is True  # asked with the tags
     captions = [img.captions[0] for img in at.image]
     assert captions[-1].startswith("attention strip") and len(captions[:-2]) == 8
     assert_model_card(at, "flickr8k_video_caption.keras")
+    at.toggle(key="video_objects").set_value(False).run()  # the captioner alone: no tag is confident on
+    no_errors(at)                                          # this clip, so the same caption
+    assert list(at.session_state["video_results"])[-1][-1] is False and headings(at) == [caption]
 
 
 @needs("shapes_video_caption.keras")
