@@ -30,6 +30,18 @@ unknown-word copy), so any source word can be written. The target id of each ann
 comes in with the initial state (``initial_state["copy_ids"]`` (B, R) int32; it moves to the
 memory). Both entry points then return log P instead of logits: a normalized log-distribution,
 which every consumer of logits (softmax cross-entropy, log_softmax, temperature) reads unchanged.
+
+``copy_tags=G`` (G > 0) makes it a copy decoder over object tags (LSTM-C, Yao et al. 2017,
+"Incorporating Copying Mechanism in Image Captioning for Learning Novel Objects"): the switch
+mixes the vocabulary distribution with a second, small attention over K tag words (an image's
+object tags: their ids, probabilities and G-dimensional word vectors come with the initial state,
+``initial_state["tag_ids"]`` (B, K), ``["tag_probs"]`` (B, K) (0: no tag) and ``["tag_vectors"]``
+(B, K, G)): P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{k: tag_k = w} beta_k, beta = softmax_k(
+v^T tanh(W_t [g_k ; p_k] + W_s s_t)). The copy attention scores a tag by its word vector and
+probability, never by its id, so a tag word the decoder never saw in training is copied as
+readily as a seen one (the point of the mechanism: novel objects). An image without tags
+decodes from the vocabulary alone (p_gen = 1). The image attention is unchanged and is what
+``alpha`` reports.
 """
 
 import keras
@@ -62,7 +74,7 @@ INIT_STATES = ("mean", "zero", "given")
 class AttentionDecoder(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256,
                  annotation_dim=None, cell="lstm", context="attention", init_state="mean",
-                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, **kwargs):
+                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, copy_tags=0, **kwargs):
         super().__init__(**kwargs)
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
@@ -73,6 +85,10 @@ class AttentionDecoder(keras.layers.Layer):
         if pointer and (context != "attention" or init_state != "given"):
             raise ValueError("pointer=True copies through the attention: it needs context='attention' and "
                              "init_state='given' (the copy ids come with the initial state)")
+        if pointer and copy_tags:
+            raise ValueError("pointer=True and copy_tags: one copy mechanism per decoder")
+        if copy_tags and context != "attention":
+            raise ValueError("copy_tags mixes through the switch of an attention decoder: it needs context='attention'")
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
@@ -86,6 +102,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.maxout = maxout
         self.dropout = dropout
         self.pointer = bool(pointer)
+        self.copy_tags = int(copy_tags)
 
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         if context == "attention":
@@ -103,8 +120,12 @@ class AttentionDecoder(keras.layers.Layer):
                 self.out_z = keras.layers.Dense(out_dim, use_bias=False, name="L_z")
         self.out_dropout = keras.layers.Dropout(dropout)
         self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
-        if self.pointer:
+        if self.pointer or self.copy_tags:
             self.switch = keras.layers.Dense(1, name="p_gen")  # w^T [s_t ; c_t ; y_{t-1}] + b
+        if self.copy_tags:
+            self.tag_key = keras.layers.Dense(attention_units, name="tag_key")  # W_t [g_k ; p_k] + b
+            self.tag_query = keras.layers.Dense(attention_units, use_bias=False, name="tag_query")  # W_s s_t
+            self.tag_score = keras.layers.Dense(1, use_bias=False, name="tag_score")  # v
 
     # -- weights ----------------------------------------------------------------------
     @property
@@ -148,8 +169,12 @@ class AttentionDecoder(keras.layers.Layer):
             self.vocab_dense.build((None, None, e))
         else:
             self.vocab_dense.build((None, None, h))
-        if self.pointer:
+        if self.pointer or self.copy_tags:
             self.switch.build((None, h + d + e))
+        if self.copy_tags:
+            self.tag_key.build((None, None, self.copy_tags + 1))
+            self.tag_query.build((None, h))
+            self.tag_score.build((None, None, self.attention_units))
         del out_dim
         self.built = True
 
@@ -190,6 +215,15 @@ class AttentionDecoder(keras.layers.Layer):
                 raise ValueError("a pointer decoder needs initial_state['copy_ids'] (B, R): the target id of "
                                  "each annotation's source word")
             memory["copy_ids"] = tf.cast(initial_state["copy_ids"], tf.int32)
+        if self.copy_tags:
+            if initial_state is None or any(initial_state.get(k) is None for k in ("tag_ids", "tag_probs", "tag_vectors")):
+                raise ValueError("a copy_tags decoder needs initial_state['tag_ids'] (B, K), ['tag_probs'] (B, K) and "
+                                 "['tag_vectors'] (B, K, G): each input's object tags")
+            probs = tf.cast(initial_state["tag_probs"], self.compute_dtype)
+            vectors = tf.cast(initial_state["tag_vectors"], self.compute_dtype)
+            memory["copy_ids"] = tf.cast(initial_state["tag_ids"], tf.int32)
+            memory["tag_keys"] = self.tag_key(tf.concat([vectors, probs[..., None]], -1))  # (B, K, A)
+            memory["tag_mask"] = probs > 0
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
@@ -239,13 +273,37 @@ class AttentionDecoder(keras.layers.Layer):
             hidden = h
         return self.vocab_dense(self.out_dropout(hidden, training=training))
 
-    def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids):
+    def _tag_attention(self, h, memory):
+        """The copy attention over the tags, beta (B, [T,] K) float32, and whether each row has
+        a tag at all (B, [T,] 1) bool; h (B, H) or (B, T, H)."""
+        keys, mask = memory["tag_keys"], memory["tag_mask"]  # (B, K, A), (B, K)
+        query = self.tag_query(h)
+        if query.shape.rank == 3:  # (B, T, A) against (B, 1, K, A)
+            keys, mask, query = keys[:, None], mask[:, None], query[:, :, None]
+        else:
+            query = query[:, None]
+        scores = tf.cast(tf.squeeze(self.tag_score(tf.tanh(keys + query)), -1), tf.float32)  # (B, [T,] K)
+        scores = tf.where(mask, scores, -1e9)
+        has_tags = tf.reduce_any(tf.broadcast_to(mask, tf.shape(scores)), -1, keepdims=True)
+        return tf.nn.softmax(scores, -1), has_tags
+
+    def _copy_log_probs(self, logits, embedded, h, context, alpha, memory):
+        """log P of a copying decoder (pointer over the attention, or copy over the tags)."""
+        if self.copy_tags:
+            beta, has_tags = self._tag_attention(h, memory)
+            return self._pointer_log_probs(logits, embedded, h, context, beta, memory["copy_ids"], has_tags)
+        return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"])
+
+    def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids, can_copy=None):
         """The pointer-generator's log P (..., V) from the vocabulary logits (..., V), the step's
         input embedding, state, context and attention alpha (..., R); copy_ids (B, R) is
-        broadcast over the middle (time) axis of a (B, T, ...) call. float32."""
+        broadcast over the middle (time) axis of a (B, T, ...) call. ``can_copy`` (..., 1) bool:
+        False rows take the vocabulary distribution alone. float32."""
         f32 = tf.float32
         switch_in = tf.concat([tf.cast(h, f32), tf.cast(context, f32), tf.cast(embedded, f32)], -1)
         p_gen = tf.sigmoid(tf.cast(self.switch(switch_in), f32))  # (..., 1)
+        if can_copy is not None:
+            p_gen = tf.where(can_copy, p_gen, 1.0)
         p_vocab = tf.nn.softmax(tf.cast(logits, f32), -1)
         alpha = tf.cast(alpha, f32)
         if copy_ids.shape.rank < alpha.shape.rank:  # (B, R) -> (B, T, R)
@@ -290,8 +348,8 @@ class AttentionDecoder(keras.layers.Layer):
         contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
         alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
         logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
-        if self.pointer:
-            logits = self._pointer_log_probs(logits, embedded, hs, contexts, alphas, memory["copy_ids"])
+        if self.pointer or self.copy_tags:
+            logits = self._copy_log_probs(logits, embedded, hs, contexts, alphas, memory)
         if return_state:
             return logits, alphas, final_state
         return logits, alphas
@@ -303,8 +361,8 @@ class AttentionDecoder(keras.layers.Layer):
         x_e = tf.matmul(embedded, self._cast(self.kernel_e))
         new_state, context, alpha = self._recurrent_step(x_e, state, memory)
         logits = self._output_logits(embedded, new_state["h"], context)
-        if self.pointer:
-            logits = self._pointer_log_probs(logits, embedded, new_state["h"], context, alpha, memory["copy_ids"])
+        if self.pointer or self.copy_tags:
+            logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
 
     def get_config(self):
@@ -315,4 +373,5 @@ class AttentionDecoder(keras.layers.Layer):
             "cell": self.cell, "context": self.context, "init_state": self.init_state,
             "gate": self.gate, "deep_output": self.deep_output, "maxout": self.maxout,
             "dropout": self.dropout, **({"pointer": True} if self.pointer else {}),
+            **({"copy_tags": self.copy_tags} if self.copy_tags else {}),
         }

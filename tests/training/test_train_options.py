@@ -67,7 +67,8 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
                    "--scst-learning-rate": 5e-5, "--scst-temperature": 0.5, "--scst-xe-weight": 0.0,
                    "--scst-bleu-weight": 0.0,
                    # issue 38: the DCC protocol (images whose captions name these words left out)
-                   "--hold-out-words": None}
+                   "--hold-out-words": None,
+                   "--copy-tags": False}  # issue 38: the LSTM-C copy decoder, off by default
     if task in ("translate", "entail"):  # issue 16: the pointer-generator decoder, off by default
         neutral["--pointer"] = False
     if task == "video-classify":  # issue 18: a clip_id,label CSV instead of the UCF101 layout, off by default

@@ -118,13 +118,17 @@ class Caption(Recipe):
             return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read
 
     def build_model(self, seed):
-        from captioner.models.caption_decoder_model import CaptionDecoderModel
+        from captioner.models.caption_decoder_model import CaptionDecoderModel, copy_tags_spec
 
         c = self.cfg
+        copy = {}
+        if getattr(c, "copy_tags", False):
+            spec, vectors = copy_tags_spec(self.vocab, self.backbone)
+            copy = {"copy_tags": spec, "tag_vectors": vectors}
         return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
                                    projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
                                    attention_units=c.attention_units, dropout=c.dropout,
-                                   attention_lambda=c.attention_lambda)
+                                   attention_lambda=c.attention_lambda, **copy)
 
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
@@ -174,5 +178,8 @@ class Caption(Recipe):
         from captioner.models.image_captioner import ImageCaptioner
 
         c = self.cfg
+        unseen = [self.vocab.token_to_id(w) for w in self.vocab.metadata.get("held_out", [])]
+        if model.copy_tags and unseen:
+            model.transfer_input_embeddings(unseen)
         return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
                               alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
