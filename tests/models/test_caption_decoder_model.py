@@ -52,3 +52,85 @@ def test_mixed_bfloat16_loss_close_to_float32(batch):
         model = _model(policy)
         losses[policy] = float(model.evaluate(x, y, verbose=0))
     assert losses["mixed_bfloat16"] == pytest.approx(losses["float32"], rel=0.05)
+
+
+def _copy_model(vocab_size=30, class_words=None, seed=0):
+    """A tiny copy decoder (LSTM-C) over EfficientNet-Lite0's real ImageNet head (1280 features)."""
+    from captioner.models.caption_decoder_model import check_copy_tags
+
+    keras.utils.set_random_seed(seed)
+    rng = np.random.default_rng(seed)
+    if class_words is None:
+        class_words = rng.integers(-1, vocab_size, size=1000)
+    spec = check_copy_tags({"variant": "efficientnet_lite0", "class_words": class_words, "vector_dim": 5}, vocab_size)
+    vectors = rng.normal(size=(vocab_size, 5)).astype("float32")
+    return CaptionDecoderModel(vocab_size, 1280, projection_dim=12, embedding_dim=8, units=16, attention_units=8,
+                               dropout=0.0, copy_tags=spec, tag_vectors=vectors), vectors
+
+
+def test_copy_decoder_generates_a_word_only_its_tags_hold():
+    """Every ImageNet class tagged as word 7 -> each image's one tag is 7 with probability 1; with
+    the vocabulary side never saying 7 and the switch shut, the caption's first word is 7."""
+    model, vectors = _copy_model(class_words=np.full(1000, 7))
+    feats = np.random.default_rng(1).normal(size=(2, 4, 1280)).astype("float32")
+    tags = model.tag_state(feats)
+    np.testing.assert_array_equal(tags["tag_ids"].numpy()[:, 0], [7, 7])
+    np.testing.assert_allclose(tags["tag_probs"].numpy(), [[1, 0, 0], [1, 0, 0]], atol=1e-5)  # k=3, one word
+    np.testing.assert_allclose(tags["tag_vectors"].numpy()[:, 0], [vectors[7]] * 2, atol=1e-6)
+    kernel, bias = model.decoder.vocab_dense.get_weights()
+    bias[7] = -50.0
+    model.decoder.vocab_dense.set_weights([kernel, bias])
+    switch_kernel, _ = model.decoder.switch.get_weights()
+    model.decoder.switch.set_weights([np.zeros_like(switch_kernel), np.array([100.0], "float32")])  # p_gen = 1
+    assert not np.any(model.generate(feats, beam_size=2, max_length=4)["tokens"].numpy() == 7)
+    model.decoder.switch.set_weights([np.zeros_like(switch_kernel), np.array([-100.0], "float32")])
+    first = model.generate(feats, beam_size=2, max_length=4)["tokens"].numpy()[:, 0, 0]
+    np.testing.assert_array_equal(first, [7, 7])
+
+
+def test_copy_decoder_saves_and_loads_with_its_tags(tmp_path):
+    model, _ = _copy_model()
+    feats = np.random.default_rng(3).normal(size=(3, 4, 1280)).astype("float32")
+    before = model.generate(feats, beam_size=3, max_length=6)
+    path = tmp_path / "copy.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.get_config()["copy_tags"] == model.get_config()["copy_tags"]
+    np.testing.assert_allclose(loaded.tag_vectors.numpy(), model.tag_vectors.numpy())
+    after = loaded.generate(feats, beam_size=3, max_length=6)
+    np.testing.assert_array_equal(after["tokens"], before["tokens"])
+    np.testing.assert_allclose(after["scores"], before["scores"], atol=1e-4)
+
+
+def test_copy_decoder_checks_its_spec():
+    from captioner.models.caption_decoder_model import check_copy_tags
+
+    with pytest.raises(ValueError, match="missing"):
+        check_copy_tags({"variant": "efficientnet_lite0"}, 30)
+    with pytest.raises(ValueError, match="1,000 vocabulary ids"):
+        check_copy_tags({"variant": "efficientnet_lite0", "class_words": [3] * 10, "vector_dim": 5}, 30)
+    with pytest.raises(ValueError, match="1,000 vocabulary ids"):
+        check_copy_tags({"variant": "efficientnet_lite0", "class_words": [30] * 1000, "vector_dim": 5}, 30)
+    with pytest.raises(ValueError, match="reads 1280 features"):
+        spec = check_copy_tags({"variant": "efficientnet_lite0", "class_words": [3] * 1000, "vector_dim": 5}, 30)
+        CaptionDecoderModel(30, 64, projection_dim=12, embedding_dim=8, units=16, attention_units=8, copy_tags=spec)
+    plain = CaptionDecoderModel(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
+    with pytest.raises(ValueError, match="copy_tags decoder"):
+        plain.transfer_input_embeddings([5])
+
+
+def test_transfer_input_embeddings_recovers_a_linear_map():
+    """Held-out words get vector @ M + b, the least-squares map fitted on every other word: when
+    the learned embeddings are exactly linear in the word vectors, the held-out rows are recovered."""
+    model, vectors = _copy_model()
+    rng = np.random.default_rng(4)
+    mapping, offset = rng.normal(size=(5, 8)), rng.normal(size=8)
+    table = vectors @ mapping + offset
+    held = [11, 17]
+    garbage = table.copy()
+    garbage[held] = 100.0
+    model.decoder.embedding.embeddings.assign(garbage.astype("float32"))
+    model.transfer_input_embeddings(held)
+    got = model.decoder.embedding.embeddings.numpy()
+    np.testing.assert_allclose(got[held], table[held], atol=1e-3)
+    np.testing.assert_allclose(got[4:11], table[4:11], atol=1e-6)  # seen words untouched
