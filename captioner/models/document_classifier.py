@@ -6,6 +6,12 @@ Networks for Document Classification"), in one Keras object:
       -> SentenceEncoder: BiGRU over s_1..s_S + sentence attention -> v (B, 2U_s)
       -> dropout -> Dense -> logits (B, K)
 
+With ``tfidf=True`` the same word ids also feed a sparse linear branch, added to the logits
+("wide and deep"): sublinear tf (1 + ln count) times idf (a frozen weight, fitted on the train
+documents by :meth:`DocumentClassifier.fit_idf`, scikit-learn's smooth idf), L2-normalized, then
+one Dense (V -> K). It is what a tf-idf linear SVM reads, inside the one model: the attention is
+still the HAN's, and the saved file carries the idf like any weight (no pickled vectorizer).
+
 The vocabulary, the class labels and the reading settings (sentences and words per sentence
 kept, long sentences split or cut) are in the config, so
 
@@ -55,7 +61,8 @@ class DocumentClassifier(keras.Model):
     """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
 
     def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
-                 dropout=0.3, max_sentences=30, max_words=40, split_long=True, training_config=None, **kwargs):
+                 dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
             Vocabulary.from_config({"tokens": list(vocabulary)})
@@ -70,6 +77,8 @@ class DocumentClassifier(keras.Model):
         self.max_sentences = int(max_sentences)
         self.max_words = int(max_words)
         self.split_long = bool(split_long)
+        self.tfidf = bool(tfidf)
+        self.tfidf_l2 = float(tfidf_l2)
         self.training_config = training_config or {}
         self.word_encoder = WordEncoder(len(self.vocabulary), embedding_dim=self.embedding_dim, units=self.word_units,
                                         attention_units=self.attention_units, dropout=self.dropout, name="words")
@@ -81,6 +90,13 @@ class DocumentClassifier(keras.Model):
         self.word_encoder.build()
         self.sentence_encoder.build()
         self.classifier.build((None, self.sentence_encoder.output_dim))
+        if self.tfidf:
+            vocab_size = len(self.vocabulary)
+            self.idf = self.add_weight(name="idf", shape=(vocab_size,), initializer="ones", trainable=False)
+            regularizer = keras.regularizers.L2(self.tfidf_l2) if self.tfidf_l2 else None
+            self.sparse_classifier = keras.layers.Dense(len(self.labels), kernel_regularizer=regularizer,
+                                                        name="classify_tfidf")
+            self.sparse_classifier.build((None, vocab_size))
         self.built = True
 
     # -- the network ------------------------------------------------------------------------
@@ -91,7 +107,32 @@ class DocumentClassifier(keras.Model):
         sentences, word_alpha, sentence_mask = self.word_encoder(document, training=training)  # (B, S, D)
         vector, sentence_alpha, _ = self.sentence_encoder(sentences, mask=sentence_mask, training=training)
         logits = self.classifier(self.drop(vector, training=training))  # (B, K)
+        if self.tfidf:
+            logits = logits + tf.cast(self.sparse_classifier(self.tfidf_features(document)), logits.dtype)
         return logits, sentence_alpha, word_alpha
+
+    def term_counts(self, document):
+        """(B, S, W) ids -> (B, V) float32 counts of each vocabulary word (padding, <start>, <end>
+        and <unk> not counted: scikit-learn's vectorizer drops out-of-vocabulary words too)."""
+        ids = tf.reshape(tf.cast(document, tf.int32), [tf.shape(document)[0], -1])
+        counts = tf.math.bincount(ids, minlength=len(self.vocabulary), maxlength=len(self.vocabulary), axis=-1,
+                                  dtype=tf.float32)
+        return counts * tf.constant([0.0] * 4 + [1.0] * (len(self.vocabulary) - 4), tf.float32)
+
+    def tfidf_features(self, document):
+        """(B, S, W) ids -> (B, V) L2-normalized sublinear tf-idf, float32."""
+        counts = self.term_counts(document)
+        tf_ = tf.where(counts > 0, 1.0 + tf.math.log(tf.maximum(counts, 1.0)), 0.0)
+        return tf.math.l2_normalize(tf_ * tf.cast(self.idf, tf.float32), axis=-1)
+
+    def fit_idf(self, ids, batch_size=256):
+        """Set the idf weight from training documents (N, S, W) ids: ln((1 + N) / (1 + df)) + 1."""
+        if not self.tfidf:
+            raise ValueError("fit_idf needs a model built with tfidf=True")
+        df = np.zeros(len(self.vocabulary), np.float64)
+        for i in range(0, len(ids), batch_size):
+            df += (self.term_counts(tf.convert_to_tensor(ids[i:i + batch_size])).numpy() > 0).sum(0)
+        self.idf.assign((np.log((1.0 + len(ids)) / (1.0 + df)) + 1.0).astype(np.float32))
 
     def call(self, inputs, training=False):
         return self.attend(inputs, training=training)[0]
@@ -172,7 +213,8 @@ class DocumentClassifier(keras.Model):
                 "embedding_dim": self.embedding_dim, "word_units": self.word_units,
                 "sentence_units": self.sentence_units, "attention_units": self.attention_units,
                 "dropout": self.dropout, "max_sentences": self.max_sentences, "max_words": self.max_words,
-                "split_long": self.split_long, "training_config": self.training_config}
+                "split_long": self.split_long, "training_config": self.training_config,
+                **({"tfidf": True, "tfidf_l2": self.tfidf_l2} if self.tfidf else {})}
 
     @classmethod
     def from_config(cls, config):

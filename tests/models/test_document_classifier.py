@@ -102,3 +102,37 @@ def test_save_and_load_in_a_fresh_process_give_the_same_outputs(trained, tmp_pat
 def test_loading_names_the_file(tmp_path):
     with pytest.raises(InputError, match="missing.keras: model file not found"):
         load_document_classifier(tmp_path / "missing.keras")
+
+
+def test_tfidf_branch_reads_what_scikit_learns_vectorizer_reads(tmp_path):
+    """tfidf=True: the in-graph features equal TfidfVectorizer(sublinear_tf=True) over the same
+    word ids (specials and <unk> left out), the idf survives save -> load, and the branch's
+    logits are added to the HAN's."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from captioner.data.documents import to_hierarchy
+
+    vocab = tiny_classifier().vocabulary
+    model = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+                               attention_units=8, dropout=0.0, max_sentences=6, max_words=9, tfidf=True)
+    rng = random.Random(1)
+    texts = [make_text(g, rng) for g in sorted(TOPICS) * 4] + ["Zyzzyva the the orbit."]  # an unknown word
+    ids = model.encode([to_hierarchy(t, 6, 9) for t in texts])
+    model.fit_idf(ids[:8])
+    docs = [[str(i) for i in row[row > 3]] for row in ids.reshape(len(ids), -1)]
+    vectorizer = TfidfVectorizer(sublinear_tf=True, analyzer=lambda d: d, vocabulary=[str(i) for i in range(4, len(vocab))])
+    vectorizer.fit(docs[:8])
+    expected = np.zeros((len(ids), len(vocab)), np.float32)
+    expected[:, 4:] = vectorizer.transform(docs).toarray()
+    np.testing.assert_allclose(model.tfidf_features(ids).numpy(), expected, atol=1e-5)
+    han_only = DocumentClassifier.from_config({k: v for k, v in model.get_config().items() if k not in ("tfidf", "tfidf_l2")})
+    han_only.set_weights([w.numpy() for w in model.weights if "tfidf" not in w.path and w.name != "idf"])
+    kernel, bias = model.sparse_classifier.get_weights()
+    np.testing.assert_allclose(model(ids).numpy(), han_only(ids).numpy() + expected @ kernel + bias, atol=1e-4)
+    model.save(tmp_path / "wide.keras")
+    loaded = keras.models.load_model(tmp_path / "wide.keras")
+    assert loaded.tfidf and loaded.get_config() == model.get_config()
+    np.testing.assert_allclose(loaded.idf.numpy(), model.idf.numpy())
+    np.testing.assert_allclose(loaded(ids).numpy(), model(ids).numpy(), atol=1e-5)
+    with pytest.raises(ValueError, match="tfidf=True"):
+        han_only.fit_idf(ids)

@@ -42,6 +42,9 @@ class Config(TrainConfig):
     dropout: float = option(0.3)
     max_sentences: int = option(30, help="sentences read per document (the first ones)")
     max_words: int = option(40, help="words per sentence; longer sentences go on as further sentences")
+    tfidf: bool = option(False, help="add a sparse tf-idf linear branch to the logits (idf fitted on train; "
+                                     "what a tf-idf SVM reads, in the one model)")
+    tfidf_l2: float = option(0.0, help="L2 weight of the tf-idf branch's kernel")
     epochs: int = 10
     batch_size: int = 64
     patience: int = 3
@@ -143,9 +146,12 @@ class Classify(ClassifierRecipe):
         return DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
                                   sentence_units=c.sentence_units, attention_units=c.attention_units,
                                   dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
-                                  split_long=True, training_config={"seed": seed, "dataset": c.dataset})
+                                  split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2,
+                                  training_config={"seed": seed, "dataset": c.dataset})
 
     def on_model_ready(self, model, state):
+        if state is None and model.tfidf:  # fresh run: the idf of the train documents (a checkpoint keeps it)
+            model.fit_idf(self.train_xy[0]["document"])
         if state is None and self.vectors is not None:  # fresh run: pretrained word vectors
             table, self.found = self.vectors.embedding_table(self.vocab, seed=self.cfg.seed)
             model.word_encoder.embedding.set_weights([table])
