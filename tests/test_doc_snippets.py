@@ -2,7 +2,6 @@
 tiny captioner exported where the snippet looks for it, the README's Python heredoc against the
 bundled captioner (slow). A renamed method or an undefined name in a snippet fails here."""
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -32,12 +31,10 @@ def run(code, cwd):
 
 def test_the_savedmodel_snippet_runs_on_a_tiny_export(tmp_path):
     (snippet,) = python_blocks(ROOT / "docs" / "export_and_serve.md")
-    spec = importlib.util.spec_from_file_location("tiny_captioner", ROOT / "tests" / "inference" / "tiny_captioner.py")
-    helpers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helpers)
     from captioner.export.saved_model import export_saved_model
+    from support.tiny_captioner import build_tiny_captioner
 
-    export_saved_model(helpers.build_tiny_captioner(max_length=6), tmp_path / "export" / "flickr8k")
+    export_saved_model(build_tiny_captioner(max_length=6), tmp_path / "export" / "flickr8k")
     (tmp_path / "assets").symlink_to(ROOT / "assets")  # the snippet reads assets/samples/cat.jpg
     out = run(snippet, tmp_path)
     assert "tf.Tensor" in out

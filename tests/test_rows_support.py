@@ -1,7 +1,7 @@
 """The tolerance helper the resume tests use fails where it must."""
 
 import pytest
-from rows_support import assert_rows_close
+from support.rows import assert_rows_close
 
 
 def test_floats_within_tolerance_pass_and_other_differences_fail():

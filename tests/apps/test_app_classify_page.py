@@ -1,19 +1,15 @@
 """The Classify page (AppTest) on a tiny HAN saved here: label, probabilities, the text shaded
 by both attentions, an uploaded Latin-1 post, a binary upload refused, and empty text."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from app_support import APP
+from support import han
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("han_support", Path(__file__).resolve().parents[1] / "models" / "han_support.py")
-han = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(han)
 
 
 @pytest.fixture(scope="module")

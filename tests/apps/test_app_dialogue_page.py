@@ -1,20 +1,15 @@
 """The Dialogue page (AppTest) on a tiny dialogue model saved here: answers, attention over the
 earlier turns, a new dialogue, and the page without its model."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from app_support import APP
+from support import dialogue as ds
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("dialogue_support",
-                                               Path(__file__).resolve().parents[1] / "models" / "dialogue_support.py")
-ds = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ds)
 
 
 @pytest.fixture(scope="module")

@@ -9,15 +9,9 @@ path (beam search, attention maps, saving, `keras.models.load_model`) runs.
 import keras
 import numpy as np
 
+from support.backbones import tiny_backbone
+
 SENTENCE = ["a", "dog", "runs", "on", "the", "grass"]
-
-
-def tiny_backbone():
-    pixels = keras.Input((224, 224, 3), name="pixels")
-    x = keras.layers.Rescaling(1.0 / 255.0, name="scale")(pixels)
-    grid = keras.layers.Conv2D(8, 32, strides=32, activation="relu", name="grid_conv")(x)  # (B, 7, 7, 8)
-    pooled = keras.layers.GlobalAveragePooling2D(name="pool")(grid)  # (B, 8)
-    return keras.Model(pixels, {"grid": grid, "pooled": pooled}, name="tiny_backbone")
 
 
 def build_tiny_captioner(path, seed=0, steps=150):
@@ -39,6 +33,7 @@ def build_tiny_captioner(path, seed=0, steps=150):
                                   units=16, attention_units=8, dropout=0.0)
     decoder.compile(optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_ce)
     decoder.fit({"annotations": annotations, "tokens": tokens}, targets, batch_size=8, epochs=1, verbose=0)
-    model = ImageCaptioner(tiny_backbone(), decoder, vocab, beam_size=3, alpha=0.0, max_length=12)
+    backbone = tiny_backbone(224, channels=8, grid=7, preprocess="rescale", two_layers=False)  # (B, 7, 7, 8)
+    model = ImageCaptioner(backbone, decoder, vocab, beam_size=3, alpha=0.0, max_length=12)
     model.save(path)
     return " ".join(SENTENCE)

@@ -1,25 +1,21 @@
 import json
 
-import keras
 import numpy as np
 import pytest
 from PIL import Image
-from rows_support import assert_rows_close
 
 from captioner.cli import main
-from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.models.vqa_classifier import VQAClassifier
 from captioner.models.vqa_model import VQAModel
 from captioner.text.vocabulary import Vocabulary
+from support.backbones import tiny_backbone
+from support.rows import assert_rows_close
 
 ANSWERS = ["red", "blue", "yes", "no", "circle", "square"]
 
 
 def _tiny_model(path):
-    keras.utils.set_random_seed(0)
-    pixels = keras.Input((32, 32, 3))
-    grid = keras.layers.Conv2D(8, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))  # (4, 4, 8)
-    backbone = keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)})
+    backbone = tiny_backbone(channels=8, two_layers=False, seed=0)  # 32x32 -> (4, 4, 8)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape"))
     clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
                         units=10, attention_units=7, dropout=0.0)
@@ -197,10 +193,7 @@ def test_sigkill_mid_run_loses_no_answer_and_leaves_no_half_line(tmp_path, model
 
 def test_dont_know_rule_in_single_and_batch_mode(tmp_path, capsys):
     """A model with a "don't know" rule says so (with its best guess) instead of answering."""
-    keras.utils.set_random_seed(0)
-    pixels = keras.Input((32, 32, 3))
-    grid = keras.layers.Conv2D(8, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))
-    backbone = keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)})
+    backbone = tiny_backbone(channels=8, two_layers=False, seed=0)  # 32x32 -> (4, 4, 8)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape", "why"))
     clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
                         units=10, attention_units=7, dropout=0.0)

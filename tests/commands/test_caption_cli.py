@@ -1,7 +1,6 @@
 """`captioner caption` and scripts/caption_images.py end to end on a tiny saved captioner."""
 
 import csv
-import importlib.util
 import io
 import json
 import os
@@ -14,26 +13,20 @@ import pytest
 from PIL import Image
 
 from captioner.cli import main
+from support.tiny_captioner import make_images, save_tiny_captioner
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _helpers():
-    spec = importlib.util.spec_from_file_location("tiny_captioner_cli", REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    return str(_helpers().save_tiny_captioner(tmp_path_factory.mktemp("cli_model") / "tiny.keras"))
+    return str(save_tiny_captioner(tmp_path_factory.mktemp("cli_model") / "tiny.keras"))
 
 
 @pytest.fixture
 def images(tmp_path):
     root = tmp_path / "images"
-    good, broken = _helpers().make_images(root)
+    good, broken = make_images(root)
     return str(root), good, broken
 
 

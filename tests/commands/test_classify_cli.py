@@ -1,18 +1,14 @@
 """`captioner classify` on files and folders with a tiny model: one row per document in order,
 a Latin-1 post read, broken files reported and skipped, the output written whole."""
 
-import importlib.util
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from captioner.cli import main
+from support import han
 
-_spec = importlib.util.spec_from_file_location("han_support", Path(__file__).resolve().parents[1] / "models" / "han_support.py")
-han = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(han)
 
 
 @pytest.fixture(scope="module")

@@ -1,21 +1,15 @@
 """`captioner export`: SavedModel and TFLite files from a .keras model, and clear errors."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from captioner.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("tiny_captioner_export_cli", REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return str(module.save_tiny_captioner(tmp_path_factory.mktemp("export_cli") / "tiny.keras"))
+    from support.tiny_captioner import save_tiny_captioner
+
+    return str(save_tiny_captioner(tmp_path_factory.mktemp("export_cli") / "tiny.keras"))
 
 
 def test_export_saved_model_and_tflite(model_path, tmp_path, capsys):

@@ -1,17 +1,12 @@
 """`captioner respond` on an SGD file and on plain text, and `captioner chat`, with a tiny model."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from captioner.cli import main
+from support import dialogue as ds
 
-_spec = importlib.util.spec_from_file_location("dialogue_support",
-                                               Path(__file__).resolve().parents[1] / "models" / "dialogue_support.py")
-ds = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ds)
 
 
 @pytest.fixture(scope="module")

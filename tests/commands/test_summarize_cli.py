@@ -4,11 +4,11 @@ import json
 
 import keras
 import pytest
-from rows_support import assert_rows_close
 
 from captioner.cli import main
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
+from support.rows import assert_rows_close
 
 
 @pytest.fixture(scope="module")

@@ -99,13 +99,9 @@ def test_an_empty_input_gives_an_empty_output(model_path, tmp_path):
 
 @pytest.fixture(scope="module")
 def subword_model_path(tmp_path_factory):
-    import importlib.util
+    from support.subword import tiny_subword_translator
 
-    spec = importlib.util.spec_from_file_location(
-        "subword_support_cli", Path(__file__).resolve().parents[1] / "models" / "subword_support.py")
-    support = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(support)
-    model = support.tiny_subword_translator()
+    model = tiny_subword_translator()
     path = tmp_path_factory.mktemp("translate_cli_spm") / "spm.keras"
     model.save(path)
     return str(path)

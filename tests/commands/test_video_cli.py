@@ -3,10 +3,8 @@
 import json
 import os
 
-import keras
 import numpy as np
 import pytest
-from rows_support import assert_rows_close
 
 from captioner.cli import main
 from captioner.data.synthetic_video import captions_for, render_clip, write_video
@@ -15,16 +13,12 @@ from captioner.models.video_captioner import VideoCaptioner
 from captioner.models.video_classifier import VideoClassifier
 from captioner.models.video_classifier_model import VideoClassifierModel
 from captioner.text import Vocabulary
+from support.backbones import tiny_backbone
+from support.rows import assert_rows_close
 
 ASSETS = os.path.join(os.path.dirname(__file__), "..", "..", "assets", "models")
-
-
-def tiny_backbone(size=32):
-    x = keras.Input((size, size, 3))
-    h = keras.layers.Rescaling(1 / 255.0)(x)
-    grid = keras.layers.Conv2D(6, 3, strides=size // 4, padding="same", activation="relu")(h)
-    pooled = keras.layers.GlobalAveragePooling2D()(grid)
-    return keras.Model(x, {"grid": grid, "pooled": pooled})
+# 32x32 pixels -> a (4, 4, 6) grid: Rescaling to 0..1, one 3x3 conv of stride 8
+VIDEO_BACKBONE = {"channels": 6, "preprocess": "rescale", "two_layers": False, "kernel": 3}
 
 
 @pytest.fixture
@@ -44,8 +38,9 @@ def clips(tmp_path):
 def test_caption_and_classify_jsonl_with_a_broken_file(tmp_path, clips, capsys):
     good, broken = clips
     vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
-    captioner_model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8,
-                                                                        embedding_dim=8, attention_units=8),
+    captioner_model = VideoCaptioner(tiny_backbone(**VIDEO_BACKBONE),
+                                     VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
+                                                       attention_units=8),
                                      vocab, num_frames=4, beam_size=2, max_length=4)
     cap_path = str(tmp_path / "cap.keras")
     captioner_model.save(cap_path)
@@ -63,7 +58,7 @@ def test_caption_and_classify_jsonl_with_a_broken_file(tmp_path, clips, capsys):
     assert not os.path.exists(str(out) + ".partial")
     assert "failed" in capsys.readouterr().err
 
-    classifier = VideoClassifier(tiny_backbone(), VideoClassifierModel(3, 6, units=8, projection_dim=8),
+    classifier = VideoClassifier(tiny_backbone(**VIDEO_BACKBONE), VideoClassifierModel(3, 6, units=8, projection_dim=8),
                                  ["Grow", "MoveLeft", "Shrink"], num_frames=4)
     cls_path = str(tmp_path / "cls.keras")
     classifier.save(cls_path)
@@ -101,9 +96,9 @@ def test_bundled_shapes_models_on_generated_clips(tmp_path, name):
 def _tiny_captioner_file(tmp_path):
     """A tiny untrained video captioner saved as tmp_path/cap.keras; its path."""
     vocab = Vocabulary.build([["a", "red", "circle"]], min_count=1)
-    model = VideoCaptioner(tiny_backbone(), VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
-                                                              attention_units=8), vocab, num_frames=4, beam_size=2,
-                           max_length=4)
+    model = VideoCaptioner(tiny_backbone(**VIDEO_BACKBONE),
+                           VideoCaptionModel(len(vocab), 6, units=8, projection_dim=8, embedding_dim=8,
+                                             attention_units=8), vocab, num_frames=4, beam_size=2, max_length=4)
     path = str(tmp_path / "cap.keras")
     model.save(path)
     return path
@@ -172,7 +167,7 @@ def test_default_models_are_the_real_scene_ones():
 
 
 def _classifier(tmp_path):
-    classifier = VideoClassifier(tiny_backbone(), VideoClassifierModel(3, 6, units=8, projection_dim=8),
+    classifier = VideoClassifier(tiny_backbone(**VIDEO_BACKBONE), VideoClassifierModel(3, 6, units=8, projection_dim=8),
                                  ["Grow", "MoveLeft", "Shrink"], num_frames=4)
     path = str(tmp_path / "cls.keras")
     classifier.save(path)

@@ -2,8 +2,6 @@
 ensemble of one equals its member, two members equal a hand-written greedy decoder over the
 members' own steps, and the caption decoder ensembles through the same class."""
 
-import importlib.util
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -88,11 +86,9 @@ def test_two_members_greedy_equals_a_hand_written_decoder(combine):
 
 
 def test_caption_decoders_ensemble_through_the_same_class():
-    spec = importlib.util.spec_from_file_location(
-        "tiny_captioner_ensemble", Path(__file__).resolve().parents[1] / "inference" / "tiny_captioner.py")
-    helpers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helpers)
-    first, second = helpers.build_tiny_captioner(seed=0), helpers.build_tiny_captioner(seed=3)
+    from support.tiny_captioner import build_tiny_captioner
+
+    first, second = build_tiny_captioner(seed=0), build_tiny_captioner(seed=3)
     pixels = np.random.default_rng(0).integers(0, 256, (2, 32, 32, 3), dtype=np.uint8)
     features = first.encode(pixels)  # the same tiny backbone architecture; (B, 16, 12)
     one = EnsembleDecoder([(first.decoder.generator.decoder, first.decoder.generator.encode)])
@@ -110,11 +106,9 @@ def test_caption_decoders_ensemble_through_the_same_class():
 def test_members_over_different_grids_take_their_own_inputs_and_one_members_attention():
     """Captioners on different backbones (a 4x4 and a 2x2 grid here) ensemble with routed inputs;
     the attention is the chosen member's; a hand-written greedy decoder over both members agrees."""
-    spec = importlib.util.spec_from_file_location(
-        "tiny_captioner_grids", Path(__file__).resolve().parents[1] / "inference" / "tiny_captioner.py")
-    helpers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helpers)
-    first, second = helpers.build_tiny_captioner(seed=0), helpers.build_tiny_captioner(seed=3)
+    from support.tiny_captioner import build_tiny_captioner
+
+    first, second = build_tiny_captioner(seed=0), build_tiny_captioner(seed=3)
     rng = np.random.default_rng(1)
     big = tf.constant(rng.random((2, 16, 12)), tf.float32)   # member 0: 16 regions
     small = tf.constant(rng.random((2, 4, 12)), tf.float32)  # member 1: 4 regions

@@ -1,13 +1,12 @@
 """SavedModel export: the exported graph gives the captions and translations of the Keras
 model, and runs in a fresh process that never imports captioner.
 
-Fast tests on tiny random models (tests/inference/tiny_captioner.py, a tiny Seq2Seq); slow
+Fast tests on tiny random models (tests/support/tiny_captioner.py, a tiny Seq2Seq); slow
 ones on the bundled Flickr8k captioner (sample photos and Flickr8k dev images) and the
 bundled Multi30k translator.
 """
 
 import gzip
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,25 +22,18 @@ from captioner.export.saved_model import export_saved_model
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
 from captioner.text.vocabulary import UNK_ID
+from support.tiny_captioner import build_tiny_captioner, make_images
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "datasets"
 
 
-def _helpers():
-    spec = importlib.util.spec_from_file_location("tiny_captioner_export", REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """(model, its SavedModel dir, good image paths)."""
-    helpers = _helpers()
     root = tmp_path_factory.mktemp("export")
-    model = helpers.build_tiny_captioner(max_length=6)
-    good, _ = helpers.make_images(root / "images")
+    model = build_tiny_captioner(max_length=6)
+    good, _ = make_images(root / "images")
     export_saved_model(model, root / "saved")
     return model, str(root / "saved"), good
 
@@ -144,8 +136,7 @@ def test_a_decoder_ensemble_exports_and_decodes_as_in_process(tiny, tmp_path):
     from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
     from captioner.models.image_captioner import ImageCaptioner
 
-    helpers = _helpers()
-    first, second = helpers.build_tiny_captioner(seed=3, max_length=6), helpers.build_tiny_captioner(seed=4, max_length=6)
+    first, second = build_tiny_captioner(seed=3, max_length=6), build_tiny_captioner(seed=4, max_length=6)
     model = ImageCaptioner(first.backbone, CaptionDecoderEnsemble([first.decoder, second.decoder]), first.vocabulary,
                            beam_size=2, alpha=0.5, max_length=6)
     export_saved_model(model, tmp_path / "saved")

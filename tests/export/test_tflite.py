@@ -1,23 +1,17 @@
 """TFLite conversion of a tiny captioner: the backbone alone (builtin ops) and the whole
 captioner (the one beam search, Flex ops) give the Keras model's features and tokens."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from captioner.export import tflite
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def tiny():
-    spec = importlib.util.spec_from_file_location("tiny_captioner_tflite", REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.build_tiny_captioner(max_length=6)
+    from support.tiny_captioner import build_tiny_captioner
+
+    model = build_tiny_captioner(max_length=6)
     rng = np.random.default_rng(0)
     pixels = [rng.integers(0, 256, (1, *model.input_size, 3), dtype=np.uint8) for _ in range(3)]
     return model, pixels

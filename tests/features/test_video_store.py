@@ -1,22 +1,13 @@
 """Per-clip HDF5 store: layout, padding + mask, resume after a killed run, broken clips."""
 
 import h5py
-import keras
 import numpy as np
 import pytest
 
-from captioner.backbones.backbone import Backbone
 from captioner.data.synthetic_video import write_video
 from captioner.errors import InputError
 from captioner.features.video_store import VideoFeatureStore, clip_id, extract_video_features, load_features
-
-
-def tiny_backbone(size=32):
-    x = keras.Input((size, size, 3))
-    h = keras.layers.Rescaling(1 / 255.0)(x)
-    grid = keras.layers.Conv2D(5, 3, strides=size // 4, padding="same", activation="relu")(h)
-    pooled = keras.layers.GlobalAveragePooling2D()(grid)
-    return Backbone("tiny", keras.Model(x, {"grid": grid, "pooled": pooled}))
+from support.backbones import tiny_wrapped_backbone
 
 
 def make_clips(tmp_path, lengths):
@@ -69,7 +60,7 @@ def test_unfinished_clip_of_a_killed_run_is_dropped_and_redone(tmp_path):
 
 
 def test_extraction_resumes_and_reports_broken_clips(tmp_path):
-    bb = tiny_backbone()
+    bb = tiny_wrapped_backbone(channels=5, preprocess="rescale", two_layers=False, kernel=3)
     paths = make_clips(tmp_path, [12, 3, 7])
     out = tmp_path / "feats.h5"
     first = extract_video_features(paths[:1], out, backbone=bb, num_frames=4, progress=False)
@@ -96,7 +87,7 @@ def test_extraction_resumes_and_reports_broken_clips(tmp_path):
 
 
 def test_load_without_extraction_leaves_out_clips_not_stored(tmp_path):
-    bb = tiny_backbone()
+    bb = tiny_wrapped_backbone(channels=5, preprocess="rescale", two_layers=False, kernel=3)
     paths = make_clips(tmp_path, [5, 6])
     out = tmp_path / "feats.h5"
     extract_video_features(paths[:1], out, backbone=bb, num_frames=3, progress=False)

@@ -1,6 +1,6 @@
 import pytest
 
-from tiny_captioner import make_images, save_tiny_captioner
+from support.tiny_captioner import make_images, save_tiny_captioner
 
 
 @pytest.fixture(scope="session")

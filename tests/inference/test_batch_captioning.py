@@ -228,7 +228,7 @@ def test_second_writer_on_the_same_output_is_refused(tiny_model, image_dir, tmp_
 
 
 def test_attention_dir_needs_an_attention_model(image_dir, tmp_path):
-    from tiny_captioner import build_tiny_captioner
+    from support.tiny_captioner import build_tiny_captioner
 
     root, good, broken = image_dir
     model = build_tiny_captioner(kind="fc-init")

@@ -22,10 +22,9 @@ from captioner.inference.transliteration import (
 from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.seq2seq import Seq2Seq, join_tokens, text_tokens
 from captioner.text import Vocabulary
+from support.translit import generated_pairs
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-from translit_support import generated_pairs  # noqa: E402
 
 CHARS = {"chars": True, "lower": True}
 NATIVE = {"chars": True, "lower": False}

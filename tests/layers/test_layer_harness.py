@@ -252,7 +252,7 @@ def test_every_registered_layer_has_a_case():
 # Registered classes outside captioner/layers/ that the harness does not run, and where their
 # save -> load -> same outputs test is instead (they wrap a backbone, or other whole models).
 TESTED_ELSEWHERE = {
-    "ImageCaptioner": "tests/inference (tiny_captioner) and the bundled flickr8k model",
+    "ImageCaptioner": "tests/inference (tests/support/tiny_captioner.py) and the bundled flickr8k model",
     "VQAModel": "tests/models/test_vqa_model.py, test_vqa_bundled.py",
     "VideoCaptioner": "tests/models/test_video_models.py",
     "VideoClassifier": "tests/models/test_video_models.py",

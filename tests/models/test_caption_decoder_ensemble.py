@@ -3,9 +3,7 @@ log-probability is the sum of the members' combined per-step distributions (chec
 teacher forcing of each member), identical members decode as one, the members must match, and an
 ImageCaptioner holding an ensemble saves, loads (safe mode) and captions as one file."""
 
-import sys
 import warnings
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -17,9 +15,9 @@ from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.image_captioner import ImageCaptioner
 from captioner.text.vocabulary import END_ID, PAD_ID, SPECIAL_TOKENS, START_ID, Vocabulary
+from support.backbones import tiny_backbone
+from support.tiny_captioner import WORDS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "inference"))
-from tiny_captioner import WORDS, tiny_backbone  # noqa: E402
 
 V = len(SPECIAL_TOKENS) + len(WORDS)
 

@@ -9,7 +9,7 @@ import sys
 import keras
 import numpy as np
 import pytest
-from dialogue_support import tiny_responder
+from support.dialogue import tiny_responder
 
 from captioner.errors import InputError
 from captioner.layers.sentence_encoder import SentenceEncoder

@@ -9,7 +9,7 @@ import zipfile
 import keras
 import numpy as np
 import pytest
-from dialogue_support import tiny_responder
+from support.dialogue import tiny_responder
 
 from captioner.models.dialogue_responder import DialogueResponder
 

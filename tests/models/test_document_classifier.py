@@ -10,7 +10,7 @@ import sys
 import keras
 import numpy as np
 import pytest
-from han_support import TOPICS, make_text, tiny_classifier
+from support.han import TOPICS, make_text, tiny_classifier
 
 from captioner.errors import InputError
 from captioner.models.document_classifier import DocumentClassifier, load_document_classifier

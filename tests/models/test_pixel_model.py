@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import captioner  # noqa: F401  (registers the classes)
-from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.image_captioner import ImageCaptioner
 from captioner.models.pixel_model import PixelModel, inference_copy
@@ -23,19 +22,11 @@ from captioner.models.video_captioner import VideoCaptioner
 from captioner.models.video_classifier import VideoClassifier
 from captioner.models.vqa_model import VQAModel
 from captioner.text.vocabulary import SPECIAL_TOKENS, Vocabulary
+from support.backbones import tiny_backbone  # 32x32 -> (4, 4, 12)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MODELS = REPO / "assets" / "models"
 WORDS = ["a", "dog", "cat", "runs", "on", "the", "grass"]
-
-
-def tiny_backbone(size=32):
-    pixels = keras.Input((size, size, 3), name="pixels")
-    x = ImagePreprocessing("tf", name="preprocess")(pixels)
-    x = keras.layers.Conv2D(8, 4, strides=4, activation="relu", name="conv1")(x)  # (B, 8, 8, 8)
-    grid = keras.layers.Conv2D(12, 2, strides=2, activation="relu", name="conv2")(x)  # (B, 4, 4, 12)
-    pooled = keras.layers.GlobalAveragePooling2D(name="pool")(grid)  # (B, 12)
-    return keras.Model(pixels, {"pooled": pooled, "grid": grid}, name="tiny_backbone")
 
 
 def tiny_captioner(kind="attention", seed=0):

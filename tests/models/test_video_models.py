@@ -17,17 +17,11 @@ from captioner.models.video_captioner import VideoCaptioner
 from captioner.models.video_classifier import VideoClassifier
 from captioner.models.video_classifier_model import VideoClassifierModel
 from captioner.text import Vocabulary
+from support.backbones import tiny_backbone
 
 N, D = 5, 12
-
-
-def tiny_backbone(size=32):
-    """pixels (B, size, size, 3) -> {"grid" (B, 4, 4, 6), "pooled" (B, 6)}: a stand-in for EfficientNet."""
-    x = keras.Input((size, size, 3))
-    h = keras.layers.Rescaling(1 / 255.0)(x)
-    grid = keras.layers.Conv2D(6, 3, strides=size // 4, padding="same", activation="relu")(h)
-    pooled = keras.layers.GlobalAveragePooling2D()(grid)
-    return keras.Model(x, {"grid": grid, "pooled": pooled}, name="tiny_backbone")
+# a stand-in for EfficientNet: pixels (B, 32, 32, 3) -> {"grid" (B, 4, 4, 6), "pooled" (B, 6)}
+VIDEO_BACKBONE = {"channels": 6, "preprocess": "rescale", "two_layers": False, "kernel": 3}
 
 
 def features(batch=3, seed=0):
@@ -163,10 +157,11 @@ def _fresh_process_outputs(paths, frames, mask, tmp_path):
 def test_video_models_save_load_in_a_fresh_process_give_same_outputs(tmp_path):
     v = vocab()
     captioner_model = VideoCaptioner(
-        tiny_backbone(), VideoCaptionModel(len(v), 6, units=8, projection_dim=8, embedding_dim=8, attention_units=8),
+        tiny_backbone(**VIDEO_BACKBONE),
+        VideoCaptionModel(len(v), 6, units=8, projection_dim=8, embedding_dim=8, attention_units=8),
         v, num_frames=N, beam_size=2, max_length=5)
     classifier = VideoClassifier(
-        tiny_backbone(), VideoClassifierModel(4, 6, feature="grid", grid_regions=16, grid_channels=2, units=8,
+        tiny_backbone(**VIDEO_BACKBONE), VideoClassifierModel(4, 6, feature="grid", grid_regions=16, grid_channels=2, units=8,
                                               projection_dim=8),  # the grid path, through the (4, 4, 6) grid
         ["Bounce", "Grow", "MoveLeft", "MoveRight"], num_frames=N)
     frames, mask = _pixels()
@@ -191,7 +186,7 @@ def test_video_models_save_load_in_a_fresh_process_give_same_outputs(tmp_path):
 def test_backbone_runs_only_on_real_frames_padding_is_ignored():
     v = vocab()
     inner = VideoCaptionModel(len(v), 6, units=8, projection_dim=8, embedding_dim=8, attention_units=8)
-    model = VideoCaptioner(tiny_backbone(), inner, v, num_frames=N, beam_size=2, max_length=5)
+    model = VideoCaptioner(tiny_backbone(**VIDEO_BACKBONE), inner, v, num_frames=N, beam_size=2, max_length=5)
     frames, mask = _pixels()
     a = model({"frames": frames, "mask": mask})
     frames2 = frames.copy()
@@ -204,14 +199,14 @@ def test_backbone_runs_only_on_real_frames_padding_is_ignored():
 def test_describe_arrays_returns_frames_and_attention():
     v = vocab()
     inner = VideoCaptionModel(len(v), 6, units=8, projection_dim=8, embedding_dim=8, attention_units=8)
-    model = VideoCaptioner(tiny_backbone(), inner, v, num_frames=4, beam_size=2, max_length=5)
+    model = VideoCaptioner(tiny_backbone(**VIDEO_BACKBONE), inner, v, num_frames=4, beam_size=2, max_length=5)
     clip = np.random.default_rng(0).integers(0, 256, size=(3, 40, 50, 3)).astype("uint8")  # 3 frames < N
     result = model.describe(clip)
     assert result.frames.shape == (3, 32, 32, 3)
     assert result.attention.shape == (len(result.tokens) + 1 if len(result.tokens) < 5 else 5, 3)
     np.testing.assert_allclose(result.attention.sum(-1), 1.0, atol=1e-5)
     assert json.dumps(result.to_json())
-    cls = VideoClassifier(tiny_backbone(), VideoClassifierModel(2, 6, units=8, projection_dim=8), ["a", "b"],
+    cls = VideoClassifier(tiny_backbone(**VIDEO_BACKBONE), VideoClassifierModel(2, 6, units=8, projection_dim=8), ["a", "b"],
                           num_frames=4)
     label = cls.describe(clip)
     assert label.label in ("a", "b") and abs(sum(label.probabilities.values()) - 1) < 1e-5
@@ -244,7 +239,7 @@ def test_a_special_token_is_never_generated_so_each_word_keeps_its_attention_row
     kernel, bias = inner.decoder.vocab_dense.get_weights()
     bias[SPECIAL_TOKENS.index(special)] = 100.0
     inner.decoder.vocab_dense.set_weights([kernel, bias])
-    model = VideoCaptioner(tiny_backbone(), inner, v, num_frames=4, beam_size=2, max_length=5)
+    model = VideoCaptioner(tiny_backbone(**VIDEO_BACKBONE), inner, v, num_frames=4, beam_size=2, max_length=5)
     clip = np.random.default_rng(0).integers(0, 256, size=(4, 32, 32, 3)).astype("uint8")
     result = model.describe(clip)
     assert special not in result.tokens and len(result.tokens) >= 1

@@ -12,25 +12,16 @@ from PIL import Image
 from captioner.errors import InputError
 from captioner.layers.stacked_attention import StackedAttention
 from captioner.models.vqa_classifier import VQAClassifier
-from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.models.vqa_model import VQAModel
 from captioner.text.vocabulary import Vocabulary
+from support.backbones import tiny_backbone
 
 WORDS = ["what", "color", "is", "the", "shape", "there", "a", "red", "blue", "circle"]
 ANSWERS = ["red", "blue", "yes", "no"]
 
 
-def tiny_backbone(size=32, seed=0):
-    keras.utils.set_random_seed(seed)
-    pixels = keras.Input((size, size, 3), name="pixels")
-    x = ImagePreprocessing("tf")(pixels)
-    grid = keras.layers.Conv2D(8, 8, strides=8, activation="relu", name="conv")(x)  # (4, 4, 8)
-    pooled = keras.layers.GlobalAveragePooling2D(name="pool")(grid)
-    return keras.Model(pixels, {"grid": grid, "pooled": pooled}, name="tiny_backbone")
-
-
 def tiny_vqa_model(kind="attention", hops=2, seed=0):
-    backbone = tiny_backbone(seed=seed)
+    backbone = tiny_backbone(channels=8, two_layers=False, seed=seed)  # 32x32 -> (4, 4, 8)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple(WORDS))
     classifier = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind=kind, hops=hops,
                                embedding_dim=6, units=10, attention_units=7, dropout=0.0)

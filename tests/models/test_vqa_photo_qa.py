@@ -9,49 +9,23 @@ import sys
 from pathlib import Path
 
 import keras
-import numpy as np
 import pytest
-from PIL import Image
 
 import captioner.backbones
 import captioner.features.extract
 from captioner.cli import main
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_vqa_training import _tiny_backbone  # noqa: E402
+from support.backbones import tiny_get_backbone
+from support.vqa import photos_and_rows
 
 REPO = Path(__file__).resolve().parents[2]
-COLORS = {"red": (220, 30, 30), "blue": (30, 30, 220), "green": (30, 200, 30)}
-
-
-def _photos_and_rows(root, n_train=18, n_dev=6, seed=0):
-    """Square 'photos' of one coloured block and make-qa style rows about them."""
-    rng = np.random.default_rng(seed)
-    (root / "Images").mkdir(parents=True)
-    files = {}
-    for split, n in (("train", n_train), ("dev", n_dev)):
-        rows = []
-        for i in range(n):
-            color = list(COLORS)[i % 3]
-            name = f"{split}_{i}.jpg"
-            img = np.full((48, 48, 3), 240, np.uint8)
-            y, x = rng.integers(0, 24, 2)
-            img[y:y + 24, x:x + 24] = COLORS[color]
-            Image.fromarray(img).save(root / "Images" / name)
-            other = list(COLORS)[(i + 1) % 3]
-            rows += [{"image": name, "question": "what color is the block?", "answer": color, "type": "color"},
-                     {"image": name, "question": f"is there a {color} block?", "answer": "yes", "type": "yesno"},
-                     {"image": name, "question": f"is there a {other} block?", "answer": "no", "type": "yesno"}]
-        files[split] = root / f"{split}_qa.jsonl"
-        files[split].write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return files
 
 
 @pytest.mark.parametrize("kind", ["attention", "blind"])
 def test_train_save_reload_same_outputs(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(captioner.features.extract, "get_backbone", _tiny_backbone)
-    monkeypatch.setattr(captioner.backbones, "get_backbone", _tiny_backbone)
-    files = _photos_and_rows(tmp_path)
+    monkeypatch.setattr(captioner.features.extract, "get_backbone", tiny_get_backbone)
+    monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
+    files = photos_and_rows(tmp_path)
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
     extra = ["--reduce-dim", "4", "--pca-samples", "200", "--fusion", "product"] if kind == "attention" else []
     assert main(["train", "vqa", "--dataset", "qa-jsonl", "--train-questions", str(files["train"]),

@@ -5,50 +5,20 @@ import json
 import keras
 import numpy as np
 import pytest
-from PIL import Image
 
 import captioner.backbones
 import captioner.features.extract
-from captioner.backbones.backbone import Backbone
 from captioner.cli import main
-from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.training.callbacks import HISTORY
-
-COLORS = {"red": (220, 30, 30), "blue": (30, 30, 220), "green": (30, 200, 30)}
-ANSWERS = ["red", "blue", "green", "yes", "no"]
-
-
-def _tiny_backbone(name="efficientnet_lite0", weights=None):
-    keras.utils.set_random_seed(0)
-    pixels = keras.Input((32, 32, 3))
-    grid = keras.layers.Conv2D(6, 8, strides=8, activation="relu")(ImagePreprocessing("tf")(pixels))  # (4, 4, 6)
-    return Backbone("tiny", keras.Model(pixels, {"grid": grid, "pooled": keras.layers.GlobalAveragePooling2D()(grid)}))
-
-
-def _easy_vqa_copy(root, rng):
-    root.mkdir()
-    (root / "answers.txt").write_text("\n".join(ANSWERS) + "\n")
-    for split, n in (("train", 20), ("test", 6)):
-        (root / split / "images").mkdir(parents=True)
-        rows = []
-        for i in range(n):
-            color = list(COLORS)[i % 3]
-            img = np.full((64, 64, 3), 255, np.uint8)
-            y, x = rng.integers(0, 40, 2)
-            img[y:y + 24, x:x + 24] = COLORS[color]
-            Image.fromarray(img).save(root / split / "images" / f"{i}.png")
-            other = list(COLORS)[(i + 1) % 3]
-            rows += [["what color is the shape?", color, i], [f"is there a {color} shape?", "yes", i],
-                     [f"is there a {other} shape?", "no", i]]
-        (root / split / "questions.json").write_text(json.dumps(rows))
-    return root
+from support.backbones import tiny_get_backbone
+from support.vqa import ANSWERS, easy_vqa_copy
 
 
 @pytest.mark.parametrize("kind", ["attention", "baseline"])
 def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(captioner.features.extract, "get_backbone", _tiny_backbone)
-    monkeypatch.setattr(captioner.backbones, "get_backbone", _tiny_backbone)
-    data = _easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
+    monkeypatch.setattr(captioner.features.extract, "get_backbone", tiny_get_backbone)
+    monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
+    data = easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
     reduce = ["--reduce-dim", "4", "--pca-samples", "200"] if kind == "attention" else []
     common = ["train", "vqa", "--dataset", "easy-vqa", "--data-dir", str(data), "--features",

@@ -2,7 +2,6 @@
 the rows of `captioner caption` (same captions, same error rows), one per input file."""
 
 import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -15,18 +14,11 @@ pytest.importorskip("apache_beam")
 
 from captioner.cli import main  # noqa: E402
 from captioner.errors import InputError  # noqa: E402
+from support.tiny_captioner import make_images, save_tiny_captioner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "assets" / "samples"
 BUNDLED = REPO / "assets" / "models" / "flickr8k_attention.keras"
-
-
-def _helpers():
-    spec = importlib.util.spec_from_file_location("tiny_captioner_pipeline",
-                                                  REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def read_shards(prefix):
@@ -52,10 +44,9 @@ def run_pipeline(inputs, output, model, **kwargs):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """(model path, image folder, good paths, broken paths)."""
-    helpers = _helpers()
     root = tmp_path_factory.mktemp("pipeline")
-    model = helpers.save_tiny_captioner(root / "tiny.keras")
-    good, broken = helpers.make_images(root / "images")
+    model = save_tiny_captioner(root / "tiny.keras")
+    good, broken = make_images(root / "images")
     return str(model), str(root / "images"), good, broken
 
 

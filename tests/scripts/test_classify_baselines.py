@@ -1,12 +1,12 @@
 """scripts/classify_baselines.py on hand-made corpora (tiny, fast)."""
 
-import importlib.util
 import json
 import random
 from pathlib import Path
 
 import pytest
 from script_support import load_script
+from support import han
 
 cb = load_script("classify_baselines")
 
@@ -89,10 +89,6 @@ def test_bbc_and_argument_errors(tmp_path, capsys):
 
 
 def test_a_han_model_is_scored_beside_the_baselines_on_the_same_dev_documents(tmp_path):
-    spec_han = importlib.util.spec_from_file_location(
-        "han_support", Path(__file__).resolve().parents[1] / "models" / "han_support.py")
-    han = importlib.util.module_from_spec(spec_han)
-    spec_han.loader.exec_module(han)
     data, dev = han.make_corpus(tmp_path / "corpus")
     model_path = tmp_path / "han.keras"
     han.tiny_classifier(seed=0, train_steps=20).inference_copy().save(model_path)

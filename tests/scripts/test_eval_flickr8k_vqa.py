@@ -3,31 +3,26 @@ the prior baseline, per-type scores, the model's don't-know coverage, JSON, figu
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from script_support import load_script
+from support.backbones import tiny_get_backbone
+from support.vqa import photos_and_rows
 
-ROOT = Path(__file__).resolve().parents[2]
 ev = load_script("eval_flickr8k_vqa")
-sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 
 def test_eval_script_end_to_end(tmp_path):
-    from test_vqa_photo_qa import _photos_and_rows
-    from test_vqa_training import _tiny_backbone
-
     from captioner.features.extract import extract_features
     from captioner.model_card import ModelCard
     from captioner.models.vqa_classifier import VQAClassifier
     from captioner.models.vqa_model import VQAModel
     from captioner.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 
-    files = _photos_and_rows(tmp_path, n_train=6, n_dev=3)
+    files = photos_and_rows(tmp_path, n_train=6, n_dev=3)
     images = sorted((tmp_path / "Images").iterdir())
-    backbone = _tiny_backbone()
+    backbone = tiny_get_backbone()
     extract_features([str(p) for p in images], str(tmp_path / "f.h5"), backbone=backbone,
                      ids=[p.name for p in images], progress=False)
     vocab = Vocabulary(list(SPECIAL_TOKENS) + "what color is the block there a red blue green".split())

@@ -3,18 +3,15 @@
 joined (another vocabulary, an ensemble) are refused by name."""
 
 import json
-import sys
 import warnings
-from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 from script_support import load_script
+from support.backbones import tiny_backbone
+from support.tiny_captioner import build_tiny_captioner, save_tiny_captioner
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS / "inference"))
-from tiny_captioner import build_tiny_captioner, save_tiny_captioner, tiny_backbone  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,11 @@
 place, weights and outputs otherwise unchanged, and its card records the step."""
 
 import json
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 from script_support import load_script
-
-TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +16,7 @@ def script():
 
 @pytest.fixture()
 def captioner_file(tmp_path):
-    sys.path.insert(0, str(TESTS / "inference"))
-    from tiny_captioner import save_tiny_captioner
+    from support.tiny_captioner import save_tiny_captioner
 
     path = tmp_path / "tiny.keras"
     save_tiny_captioner(path)

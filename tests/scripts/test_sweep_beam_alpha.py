@@ -2,13 +2,9 @@
 half by the figure asked for, and every setting says what its captions look like."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from script_support import load_script
-
-TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -18,13 +14,11 @@ def sweep():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    sys.path.insert(0, str(TESTS / "training"))
-    from test_train_caption import _train
-    from training_support import write_shapes_flickr8k
+    from support.training import train_caption, write_shapes_flickr8k
 
     data = write_shapes_flickr8k(tmp_path_factory.mktemp("shapes8k"))
     out = tmp_path_factory.mktemp("xe")
-    assert _train(data, out, "--epochs", "1", "--final-eval-beams", "") == 0
+    assert train_caption(data, out, "--epochs", "1", "--final-eval-beams", "") == 0
     return data, out / "features.h5", out / "run" / "model.keras"
 
 

@@ -3,18 +3,13 @@ the n-best is cached, the weights fitted on one half, the model saved with its r
 the figures it writes are those the saved model decodes to."""
 
 import json
-import sys
-from pathlib import Path
 
 import keras
 
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-from translit_support import SYLLABLES, write_dakshina  # noqa: E402
-from script_support import load_script  # noqa: E402
+from script_support import load_script
+from support.translit import SYLLABLES, write_dakshina
 
 ttr = load_script("tune_translit_rescorer")
 

@@ -4,7 +4,6 @@ calls. Tiny random captioner for the fast tests; the four bundled models in one 
 
 import asyncio
 import base64
-import importlib.util
 import io
 import time
 from pathlib import Path
@@ -17,23 +16,17 @@ from PIL import Image
 
 from captioner.serving.app import Limits, caption_batch, create_app, load_models, warm_up
 from captioner.serving.batcher import Batcher
+from support.subword import tiny_subword_translator
+from support.tiny_captioner import build_tiny_captioner, make_images
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "assets" / "samples"
 
 
-def _helpers():
-    spec = importlib.util.spec_from_file_location("tiny_captioner_serve", REPO / "tests" / "inference" / "tiny_captioner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    helpers = _helpers()
-    model = helpers.build_tiny_captioner(max_length=6)
-    good, broken = helpers.make_images(tmp_path_factory.mktemp("serve_images"))
+    model = build_tiny_captioner(max_length=6)
+    good, broken = make_images(tmp_path_factory.mktemp("serve_images"))
     return model, good, broken
 
 
@@ -209,10 +202,7 @@ def test_serve_no_pipeline_option():
 
 
 def test_translate_with_a_subword_model_answers_in_words():
-    spec = importlib.util.spec_from_file_location("subword_support_serve", REPO / "tests" / "models" / "subword_support.py")
-    support = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(support)
-    model = support.tiny_subword_translator(("Ein Mann läuft über die Straße.", "Zwei Hunde."))
+    model = tiny_subword_translator(("Ein Mann läuft über die Straße.", "Zwei Hunde."))
     with TestClient(create_app({"translate": (model, "spm.keras")}, Limits())) as client:
         r = client.post("/v1/translate", json={"text": "Zwei Hunde laufen."})
     assert r.status_code == 200, r.text

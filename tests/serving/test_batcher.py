@@ -104,16 +104,12 @@ def test_bad_arguments():
 
 
 def test_captioner_stages_equal_one_call_and_do_not_retrace_after_warm_up():
-    import importlib.util
-    from pathlib import Path
 
     from captioner.serving.app import caption_batch, caption_stages, warm_up
 
-    spec = importlib.util.spec_from_file_location(
-        "tiny_captioner_batcher", Path(__file__).resolve().parents[1] / "inference" / "tiny_captioner.py")
-    helpers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helpers)
-    model = helpers.build_tiny_captioner(max_length=6)
+    from support.tiny_captioner import build_tiny_captioner
+
+    model = build_tiny_captioner(max_length=6)
     warm_up({"caption": (model, "tiny.keras")})
     traced = model._encode_fn.experimental_get_tracing_count()
     rng = np.random.default_rng(0)

@@ -70,7 +70,7 @@ def run_workers(args, logs, n=2, timeout=600):
 
 @pytest.mark.slow
 def test_two_workers_train_resume_and_save_a_model_like_one_process(tmp_path):
-    from training_support import write_shapes_flickr8k
+    from support.training import write_shapes_flickr8k
 
     import keras
 

@@ -139,12 +139,11 @@ def test_the_loss_is_the_advantage_weighted_token_mean():
 @pytest.fixture(scope="module")
 def xe_model(tmp_path_factory):
     """A shapes dataset, its features and a cross-entropy model (1 epoch) to start SCST from."""
-    from test_train_caption import TINY, _train
-    from training_support import write_shapes_flickr8k
+    from support.training import TINY_CAPTION, train_caption, write_shapes_flickr8k
 
     data = write_shapes_flickr8k(tmp_path_factory.mktemp("shapes8k"))
     out = tmp_path_factory.mktemp("xe")
-    assert _train(data, out, "--epochs", "2", "--final-eval-beams", "", *TINY[-2:]) == 0
+    assert train_caption(data, out, "--epochs", "2", "--final-eval-beams", "", *TINY_CAPTION[-2:]) == 0
     return data, out / "features.h5", out / "run" / "model.keras"
 
 
@@ -197,7 +196,7 @@ def test_scst_defaults_are_the_mean_baseline_at_temperature_half_and_a_cross_ent
 def test_scst_resume_is_the_straight_run(xe_model, tmp_path, monkeypatch):
     import keras
 
-    from training_support import assert_resume_replays_batches
+    from support.training import assert_resume_replays_batches
 
     assert_resume_replays_batches(lambda out, *extra: _scst(xe_model, out, "--final-eval-beams", "", "--scst-baseline",
                                                             "greedy", *extra),

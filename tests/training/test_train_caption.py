@@ -11,33 +11,25 @@ import numpy as np
 import pytest
 
 from captioner.cli import main
+from support.training import TINY_CAPTION, train_caption
+
 
 @pytest.fixture(scope="session")
 def shapes_flickr8k(tmp_path_factory):
     """A Flickr8k-layout dataset of drawn shapes whose captions are true by construction."""
-    from training_support import write_shapes_flickr8k
+    from support.training import write_shapes_flickr8k
 
     return write_shapes_flickr8k(tmp_path_factory.mktemp("shapes8k"))
-
-
-TINY = ["--units", "32", "--embedding-dim", "16", "--projection-dim", "32", "--attention-units", "16",
-        "--batch-size", "16", "--min-count", "1", "--final-eval-beams", "1", "--beam-size", "2",
-        "--max-length", "8", "--learning-rate", "0.01"]
-
-
-def _train(data, out, *extra):
-    return main(["train", "caption", "--data-dir", str(data), "--features", str(out / "features.h5"),
-                 "--output-dir", str(out / "run"), *TINY, *extra])
 
 
 @pytest.fixture(scope="module")
 def trained(shapes_flickr8k, tmp_path_factory):
     out = tmp_path_factory.mktemp("train")
     # a run "killed" after one epoch, then resumed to three
-    assert _train(shapes_flickr8k, out, "--epochs", "1", "--patience", "5") == 0
+    assert train_caption(shapes_flickr8k, out, "--epochs", "1", "--patience", "5") == 0
     state = json.loads((out / "run" / "checkpoint_state.json").read_text())
     assert state["epoch"] == 1
-    assert _train(shapes_flickr8k, out, "--epochs", "3", "--patience", "5", "--resume") == 0
+    assert train_caption(shapes_flickr8k, out, "--epochs", "3", "--patience", "5", "--resume") == 0
     return out
 
 
@@ -92,7 +84,7 @@ def test_caption_api_returns_attention_per_word(trained, shapes_flickr8k):
 
 @pytest.mark.parametrize("kind", ["fc-init", "fc-concat"])
 def test_fc_kinds_train(shapes_flickr8k, tmp_path, kind):
-    assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--kind", kind) == 0
+    assert train_caption(shapes_flickr8k, tmp_path, "--epochs", "1", "--kind", kind) == 0
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert "beam_1" in metrics
 
@@ -100,7 +92,7 @@ def test_fc_kinds_train(shapes_flickr8k, tmp_path, kind):
 def test_mixed_precision_trains_and_saves_a_float32_model(shapes_flickr8k, tmp_path):
     import keras
 
-    assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--mixed-precision") == 0
+    assert train_caption(shapes_flickr8k, tmp_path, "--epochs", "1", "--mixed-precision") == 0
     assert keras.mixed_precision.global_policy().name == "float32"  # restored after building
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert history and all(np.isfinite(epoch["loss"]) for epoch in history)
@@ -118,7 +110,7 @@ def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
         import sys
         code = main(["train", "caption", "--data-dir", {str(shapes_flickr8k)!r},
                      "--features", {str(tmp_path / "f.h5")!r}, "--output-dir", {str(tmp_path / "run")!r},
-                     "--epochs", "1", "--distribute", "mirrored", *{TINY!r}])
+                     "--epochs", "1", "--distribute", "mirrored", *{TINY_CAPTION!r}])
         print("REPLICAS", tf.distribute.MirroredStrategy(
             devices=[d.name for d in tf.config.list_logical_devices("CPU")]).num_replicas_in_sync)
         sys.exit(code)
@@ -131,12 +123,12 @@ def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
 
 
 def test_resume_replays_the_same_batches(shapes_flickr8k, tmp_path, monkeypatch):
-    from training_support import assert_resume_replays_batches
+    from support.training import assert_resume_replays_batches
 
     features = tmp_path / "features.h5"
     assert_resume_replays_batches(
         lambda out, *extra: main(["train", "caption", "--data-dir", str(shapes_flickr8k), "--features", str(features),
-                                  "--output-dir", str(out), *TINY, "--final-eval-beams", "", *extra]),
+                                  "--output-dir", str(out), *TINY_CAPTION, "--final-eval-beams", "", *extra]),
         tmp_path, monkeypatch)
 
 
@@ -149,7 +141,7 @@ def test_the_final_evaluation_at_several_beams_starts_one_meteor_process(shapes_
     if not java_available():
         pytest.skip("java not on PATH: the final evaluation uses the python tool, no METEOR process")
     monkeypatch.setattr(caption_metrics, "_session", None)  # outside the suite's shared process
-    assert _train(shapes_flickr8k, tmp_path, "--epochs", "1", "--final-eval-beams", "1,2") == 0
+    assert train_caption(shapes_flickr8k, tmp_path, "--epochs", "1", "--final-eval-beams", "1,2") == 0
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["beam_1"]["tool"] == metrics["beam_2"]["tool"] == "coco-caption"
     assert 0 <= metrics["beam_1"]["METEOR"] <= 100 and 0 <= metrics["beam_2"]["METEOR"] <= 100

@@ -6,11 +6,10 @@ import json
 
 import keras
 import pytest
-from training_support import assert_recipe_batches_replay, load_test_module
 
 from captioner.cli import main
-
-han = load_test_module("models/han_support.py")
+from support import han
+from support.training import assert_recipe_batches_replay
 
 
 def _argv(data, dev, out, *more):

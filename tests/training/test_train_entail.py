@@ -142,7 +142,7 @@ def test_word_relations_are_built_from_wordnet_and_stored_in_the_model(tmp_path)
 @pytest.mark.parametrize("task", ["classify", "generate"])
 def test_batches_replay_on_resume(tmp_path, task):
     """The recipe's contract (the Trainer's resume itself: test_ensemble_of_members_... above)."""
-    from training_support import assert_recipe_batches_replay
+    from support.training import assert_recipe_batches_replay
 
     assert_recipe_batches_replay(["entail", "--task", task, "--data", _sick(tmp_path), "--output-dir", tmp_path / "run",
                                   "--units", "8", "--hidden-units", "8", "--embedding-dim", "8", "--attention-units",

@@ -6,11 +6,10 @@ import json
 
 import keras
 import pytest
-from training_support import assert_recipe_batches_replay, load_test_module
 
 from captioner.cli import main
-
-ds = load_test_module("models/dialogue_support.py")
+from support import dialogue as ds
+from support.training import assert_recipe_batches_replay
 
 
 @pytest.mark.slow  # one short training: ~10-20 s

@@ -108,7 +108,7 @@ TRANSLATE_TINY = ["--format", "anki", "--reverse", "--copy-unk-rate", "0.3", "--
 def test_resume_mid_pass_replays_the_same_batches(tmp_path, monkeypatch):
     """End to end, with --steps-per-epoch (epochs shorter than a pass): the resumed run goes on
     mid-pass (the Trainer's stream; one pass per epoch is test_train_caption.py's)."""
-    from training_support import assert_resume_replays_batches
+    from support.training import assert_resume_replays_batches
 
     data = _anki(tmp_path)
     assert_resume_replays_batches(
@@ -119,7 +119,7 @@ def test_resume_mid_pass_replays_the_same_batches(tmp_path, monkeypatch):
 
 def test_batches_replay_on_resume(tmp_path):
     """The recipe's contract, with the <unk> copying (--copy-unk-rate) that hides source words."""
-    from training_support import assert_recipe_batches_replay
+    from support.training import assert_recipe_batches_replay
 
     assert_recipe_batches_replay(["translate", "--data", _anki(tmp_path), "--output-dir", tmp_path / "run",
                                   *TRANSLATE_TINY])

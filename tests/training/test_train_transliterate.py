@@ -2,8 +2,6 @@
 attestation weights of the batches."""
 
 import json
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -12,9 +10,8 @@ import pytest
 import captioner  # noqa: F401
 from captioner.cli import main
 from captioner.training.translation_data import BucketedBatches
+from support.translit import write_dakshina
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from translit_support import write_dakshina  # noqa: E402
 
 
 def test_batches_carry_one_weight_per_pair_in_the_pairs_order():

@@ -4,12 +4,11 @@ test_train_video_caption.py)."""
 
 import keras
 import pytest
-from training_support import assert_recipe_batches_replay, load_test_module
 
 import captioner.backbones
 from captioner.cli import main
-
-vqa_support = load_test_module("models/test_vqa_training.py")
+from support.backbones import tiny_get_backbone
+from support.training import assert_recipe_batches_replay
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +21,12 @@ def clips(tmp_path_factory):
 
 
 @pytest.fixture
-def tiny_backbone(monkeypatch):
-    monkeypatch.setattr(captioner.backbones, "get_backbone", vqa_support._tiny_backbone)
+def patched_backbone(monkeypatch):
+    """captioner.backbones.get_backbone builds the tiny backbone (--backbone tiny)."""
+    monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
 
 
-def test_video_caption_batches_replay_on_resume(clips, tmp_path, tiny_backbone):
+def test_video_caption_batches_replay_on_resume(clips, tmp_path, patched_backbone):
     assert_recipe_batches_replay(["video-caption", "--data", clips / "captions.csv", clips, tmp_path / "f.h5",
                                   "--backbone", "tiny", "--num-frames", "4", "--output-dir", tmp_path / "run",
                                   "--min-count", "1", "--units", "8", "--embedding-dim", "8", "--projection-dim", "8",
@@ -34,13 +34,13 @@ def test_video_caption_batches_replay_on_resume(clips, tmp_path, tiny_backbone):
                                   "--max-length", "6", "--patience", "5"])
 
 
-def test_video_classify_batches_replay_on_resume(clips, tmp_path, tiny_backbone):
+def test_video_classify_batches_replay_on_resume(clips, tmp_path, patched_backbone):
     assert_recipe_batches_replay(["video-classify", "--data-dir", clips, "--features", tmp_path / "f.h5",
                                   "--backbone", "tiny", "--num-frames", "4", "--output-dir", tmp_path / "run",
                                   "--units", "8", "--projection-dim", "8", "--batch-size", "4", "--patience", "5"])
 
 
-def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, tiny_backbone):
+def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, patched_backbone):
     """`--labels`: a clip_id,label CSV with split lists beside it (the photo-pan activity layout),
     with the loss weighted per class and the epoch selected on balanced accuracy."""
     import json

@@ -1,4 +1,5 @@
-"""Test helpers: a tiny random-weight ImageCaptioner saved to .keras, and an image folder with
+"""Test helpers: a tiny random-weight ImageCaptioner (over support.backbones.tiny_backbone(): 32x32
+pixels -> a 4x4x12 grid) saved to .keras, and an image folder with
 real JPEG/PNG files, a nested folder, duplicate basenames and broken files."""
 
 import os
@@ -8,22 +9,12 @@ import keras
 import numpy as np
 from PIL import Image
 
-from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.image_captioner import ImageCaptioner
 from captioner.text.vocabulary import SPECIAL_TOKENS, Vocabulary
+from support.backbones import tiny_backbone
 
 WORDS = ["a", "dog", "cat", "runs", "on", "the", "grass", "beach", "red", "ball", "man", "sits"]
-
-
-def tiny_backbone(size=32):
-    """A small functional backbone with the real interface: pixels 0..255 -> {"grid", "pooled"}."""
-    pixels = keras.Input((size, size, 3), name="pixels")
-    x = ImagePreprocessing("tf", name="preprocess")(pixels)
-    x = keras.layers.Conv2D(8, 4, strides=4, activation="relu", name="conv1")(x)  # (B, 8, 8, 8)
-    grid = keras.layers.Conv2D(12, 2, strides=2, activation="relu", name="conv2")(x)  # (B, 4, 4, 12)
-    pooled = keras.layers.GlobalAveragePooling2D(name="pool")(grid)  # (B, 12)
-    return keras.Model(pixels, {"grid": grid, "pooled": pooled}, name="tiny_backbone")
 
 
 def build_tiny_captioner(kind="attention", seed=0, max_length=6):

@@ -1,8 +1,8 @@
 """Shared by the recipe tests: train 2 epochs straight, or 1 epoch and then `--resume` to 2,
-recording a fingerprint of every batch the Trainer hands to Keras fit."""
+recording a fingerprint of every batch the Trainer hands to Keras fit; a tiny caption training run
+on a generated Flickr8k-layout dataset of drawn shapes."""
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 
@@ -98,13 +98,18 @@ def assert_recipe_batches_replay(argv):
     return recipe
 
 
-def load_test_module(relative):
-    """A test module of another folder (its fixtures and generators), by path."""
-    path = Path(__file__).resolve().parents[1] / relative
-    spec = importlib.util.spec_from_file_location(path.stem + "_support", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+TINY_CAPTION = ["--units", "32", "--embedding-dim", "16", "--projection-dim", "32", "--attention-units", "16",
+                "--batch-size", "16", "--min-count", "1", "--final-eval-beams", "1", "--beam-size", "2",
+                "--max-length", "8", "--learning-rate", "0.01"]
+
+
+def train_caption(data, out, *extra):
+    """`captioner train caption` of a tiny model (TINY_CAPTION) on the Flickr8k layout at `data`,
+    features in out/features.h5 and the run in out/run; returns the exit status."""
+    from captioner.cli import main
+
+    return main(["train", "caption", "--data-dir", str(data), "--features", str(out / "features.h5"),
+                 "--output-dir", str(out / "run"), *TINY_CAPTION, *extra])
 
 
 COLOURS = {"red": (220, 30, 30), "blue": (30, 60, 220), "green": (30, 180, 60)}
