@@ -70,7 +70,7 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
                    "--hold-out-words": None,
                    "--copy-tags": False}  # issue 38: the LSTM-C copy decoder, off by default
     if task == "classify":  # issue 42: the HAN's sparse tf-idf branch, off by default
-        neutral = {"--tfidf": False, "--tfidf-l2": 0.0}
+        neutral = {"--tfidf": False, "--tfidf-l2": 0.0, "--tfidf-scale": 10.0}
     if task in ("translate", "entail"):  # issue 16: the pointer-generator decoder, off by default
         neutral["--pointer"] = False
     if task == "video-classify":  # issue 18: a clip_id,label CSV instead of the UCF101 layout, off by default

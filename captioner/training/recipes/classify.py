@@ -45,6 +45,7 @@ class Config(TrainConfig):
     tfidf: bool = option(False, help="add a sparse tf-idf linear branch to the logits (idf fitted on train; "
                                      "what a tf-idf SVM reads, in the one model)")
     tfidf_l2: float = option(0.0, help="L2 weight of the tf-idf branch's kernel")
+    tfidf_scale: float = option(10.0, help="the tf-idf features' scale (their L2 norm) as the branch reads them")
     epochs: int = 10
     batch_size: int = 64
     patience: int = 3
@@ -146,7 +147,7 @@ class Classify(ClassifierRecipe):
         return DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
                                   sentence_units=c.sentence_units, attention_units=c.attention_units,
                                   dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
-                                  split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2,
+                                  split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
                                   training_config={"seed": seed, "dataset": c.dataset})
 
     def on_model_ready(self, model, state):
