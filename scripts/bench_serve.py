@@ -69,7 +69,6 @@ def batch_cli(paths, model, batch_size):
 def batch_engine_warm(paths, model_path, batch_size):
     """The batch CLI's engine (`caption_images`) in this process, a second time after a first pass
     traced its functions: the steady-state images/s (the CLI's own figure includes tracing)."""
-    sys.path.insert(0, str(REPO))
     from captioner.commands.caption import resolve_model
     from captioner.inference.batch import caption_images, load_captioner
 

@@ -119,7 +119,6 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", default=None, help="model keys (captioner/bundled.py)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, ROOT) if ROOT not in sys.path else None
     from captioner.bundled import BY_KEY
     from captioner.io import write_json
 

@@ -40,7 +40,6 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 DEFAULT_DIRS = {"newsgroups": "../shared/datasets/20newsgroups/20news-bydate-train",
                 "bbc": "../shared/datasets/bbc-news/bbc"}

@@ -31,7 +31,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 
 def load_features(model, paths, batch=32):

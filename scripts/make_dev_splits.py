@@ -27,7 +27,6 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from captioner.data.bbc_news import DEV_LIST as BBC_DEV
 from captioner.data.bbc_news import bbc_root, list_bbc_articles

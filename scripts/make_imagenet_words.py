@@ -12,9 +12,7 @@ as imagenet_synsets.txt). WordNet: NLTK's data or Debian's wordnet-base (caption
 import argparse
 import csv
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from captioner.io import write_json  # noqa: E402
 from captioner.text.wordnet import load_wordnet  # noqa: E402

@@ -16,13 +16,10 @@ names (marked *): the model has nearly memorised them; the others are its invent
 """
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 NAMES = [  # 50 common first names, lower case
     "ada", "alice", "amelia", "anna", "arthur", "ben", "bella", "carl", "clara", "daniel",

@@ -20,7 +20,6 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def context_text(turns):

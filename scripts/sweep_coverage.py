@@ -15,10 +15,8 @@ smaller beta, then the alpha listed first).
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def main(argv=None):

@@ -11,10 +11,8 @@ Dev only: the test split is held back. --limit N scores the first N romanization
 
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def main(argv=None):
