@@ -1,5 +1,5 @@
 """Dev ROUGE-1/2/L F1 (rouge-score) of a headline model on BBC News and News Category dev under
-several decoding settings (decoding only: the baselines are in scripts/summarize_baselines.py).
+several decoding settings (decoding only: the baselines are in scripts/experiments/summarize_baselines.py).
 
     PYTHONPATH=. python scripts/headline_decoding_sweep.py --model assets/models/bbc_headlines.keras \\
         --settings '[{}, {"beam_size": 1}, {"no_repeat_ngram": 0}, {"copy_distinct": false}]'

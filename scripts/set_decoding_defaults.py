@@ -9,7 +9,7 @@ n-gram blocking and distinct copies of a Seq2Seq model.
 
 The file is rewritten atomically (one `.keras`, safe-mode loadable) and its card gets this
 command appended to its commands, with the old and new settings in ``extra.decoding_defaults``;
-the card's metrics are left as they are (re-measure them, e.g. scripts/summarize_baselines.py).
+the card's metrics are left as they are (re-measure them, e.g. scripts/experiments/summarize_baselines.py).
 """
 
 from __future__ import annotations

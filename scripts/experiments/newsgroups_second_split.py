@@ -5,7 +5,7 @@ dev figure hold on other posts, or did model selection fit the bundled dev split
     python scripts/experiments/newsgroups_second_split.py --out /work/data/ng_split2
     captioner train classify --data-dir /work/data/ng_split2/20news-bydate-train \\
         --dev-list /work/data/ng_split2/dev2.txt ...
-    python scripts/classify_baselines.py --dataset newsgroups \\
+    python scripts/experiments/classify_baselines.py --dataset newsgroups \\
         --data-dir /work/data/ng_split2/20news-bydate-train --dev-list /work/data/ng_split2/dev2.txt
 
 The bundled dev split is, in each group, the 10% of posts with the highest article numbers (the

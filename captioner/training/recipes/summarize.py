@@ -14,7 +14,7 @@ by hiding, with probability P per pair and epoch, a word that occurs in both hea
 behind <unk> on both sides.
 
 Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
-one side); they are the splits of ``scripts/summarize_baselines.py``, so the figures compare
+one side); they are the splits of ``scripts/experiments/summarize_baselines.py``, so the figures compare
 with its lead-N and retrieval rows. The model is selected on dev ROUGE-L F1 (Google's
 rouge-score, mean over the datasets trained on, greedy decoding); the final figures are
 ROUGE-1/2/L F1 of beam decoding on dev (no test split is kept here).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Photo VQA on Flickr8k dev photos, measured side by side (issue 22, part 3).
 
-    python scripts/eval_flickr8k_vqa.py \\
+    python scripts/experiments/eval_flickr8k_vqa.py \\
         --model attention=assets/models/flickr8k_vqa.keras \\
         --model baseline=/work/data/vqa/flickr8k_vqa_baseline.keras \\
         --model blind=/work/data/vqa/flickr8k_vqa_blind.keras \\
@@ -191,7 +191,7 @@ def write_card(args, out):
 
     card = ModelCard.load(args.card)
     card.extra["evaluation"] = {
-        "command": "python scripts/eval_flickr8k_vqa.py " + " ".join(
+        "command": "python scripts/experiments/eval_flickr8k_vqa.py " + " ".join(
             f"--model {m}" for m in args.model) + f" --train-qa {args.train_qa} --dev-qa {args.dev_qa} "
             f"--features {args.features} --output {args.output} --figure {args.figure} --card {args.card}",
         "figure": args.figure, "full_results": args.output, **summary(out)}

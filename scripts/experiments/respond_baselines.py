@@ -2,8 +2,8 @@
 """The dialogue model beside what a user would pick instead, on the same SGD dev examples:
 retrieval of the SYSTEM turn that followed the most similar train context (tf-idf).
 
-    python scripts/respond_baselines.py                                  # retrieval only
-    python scripts/respond_baselines.py --model assets/models/sgd_dialogue.keras
+    python scripts/experiments/respond_baselines.py                                  # retrieval only
+    python scripts/experiments/respond_baselines.py --model assets/models/sgd_dialogue.keras
 
 Examples are those of `captioner train respond` (every SYSTEM turn with a turn before it, its
 last --context-turns turns as context); the first --eval-limit dev examples are scored, as the
@@ -85,7 +85,7 @@ def main(argv=None):
     for name, r in results.items():
         print(f"  {name:<28} {r['BLEU']:>6.2f} {r['distinct_1']:>7.2f} {r['distinct_2']:>7.2f}")
     write_json(args.output, {"results": results, "train_examples": len(train), "dev_examples": len(dev),
-                             "command": " ".join(["python scripts/respond_baselines.py",
+                             "command": " ".join(["python scripts/experiments/respond_baselines.py",
                                                   *(argv if argv is not None else sys.argv[1:])]),
                              "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "date": time.strftime("%Y-%m-%d")})
     print(f"wrote {args.output}")
