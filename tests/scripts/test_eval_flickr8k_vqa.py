@@ -1,4 +1,4 @@
-"""scripts/eval_flickr8k_vqa.py on generated photos, a tiny (untrained) model and hand-made rows:
+"""scripts/experiments/eval_flickr8k_vqa.py on generated photos, a tiny (untrained) model and hand-made rows:
 the prior baseline, per-type scores, the model's don't-know coverage, JSON, figure and card."""
 
 import json
@@ -56,5 +56,5 @@ def test_eval_script_end_to_end(tmp_path):
     assert fig.stat().st_size > 10_000
     extra = ModelCard.load(card).extra["evaluation"]
     assert extra["models"]["most_common_per_type"]["accuracy_by_type"]["yesno"] == 50.0
-    assert extra["command"].startswith("python scripts/eval_flickr8k_vqa.py --model attention=")
+    assert extra["command"].startswith("python scripts/experiments/eval_flickr8k_vqa.py --model attention=")
     assert os.path.basename(extra["figure"]) == "eval.png" and np.isfinite(extra["attention_minus_blind"]["overall"])
