@@ -43,6 +43,7 @@ def main(argv=None):
     if unknown and not getattr(args, "pass_unknown_args", False):
         parser.parse_args(argv)  # argparse's own error naming them (exit status 2)
     args.unknown_args = unknown  # a command that takes them: another tool's options (Beam's)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a command records (a card's command line)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",

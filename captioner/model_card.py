@@ -181,7 +181,8 @@ class ModelCard:
 
     @classmethod
     def record_step(cls, model_path, script, argv, extra=None, metrics=None) -> ModelCard | None:
-        """After a script has rewritten a trained model: append ``python SCRIPT ARGV...`` to the
+        """After a script has rewritten a trained model: append ``python SCRIPT ARGV...`` (or
+        ``captioner ARGV...`` for SCRIPT "captioner", a command) to the
         card's commands and merge ``extra`` and ``metrics`` into it (None where the model has no
         card). Returns the saved card."""
         import shlex
@@ -189,7 +190,8 @@ class ModelCard:
         card = cls.find(model_path)
         if card is None:
             return None
-        card.command = card.commands + ["python " + " ".join(shlex.quote(str(a)) for a in [script, *argv])]
+        line = " ".join(shlex.quote(str(a)) for a in [script, *argv])
+        card.command = card.commands + [line if script == "captioner" else "python " + line]
         card.extra = {**(card.extra or {}), **(extra or {})}
         if metrics:
             card.metrics = {**(card.metrics or {}), **metrics}

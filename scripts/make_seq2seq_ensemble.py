@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Join trained Seq2Seq models (translators, transliterators, headline models with the same
 vocabularies) into one ensemble `.keras` file that decodes them together in the one beam
-search, then optionally score it beside its members on the Dakshina dev lexicon.
+search (`captioner model ensemble`, the one way to join models), then score it beside its
+members on the Dakshina dev lexicon or Multi30k val.
 
     python scripts/make_seq2seq_ensemble.py runs/translit_s1/model.keras runs/translit_s2/model.keras \
         --output runs/translit_ensemble.keras [--combine product|mixture] \
@@ -9,8 +10,9 @@ search, then optionally score it beside its members on the Dakshina dev lexicon.
     python scripts/make_seq2seq_ensemble.py runs/ende_s1/m.keras runs/ende_s2/m.keras --output E.keras \
         --multi30k ../shared/datasets/multi30k --source en --target de [--cased]
 
-Every member is loaded with `keras.models.load_model` (safe mode); the file is written
-atomically. The ensemble's decoding settings are the first member's unless given.
+Joining is `captioner.commands.model.make_ensemble`: members loaded in safe mode, the file
+written atomically, loaded back and checked, its card listing the members' commands. The
+ensemble's decoding settings are the first member's unless given.
 """
 
 import argparse
@@ -19,24 +21,6 @@ import os
 import sys
 import time
 
-
-
-def build(paths, combine="product", **settings):
-    import keras
-
-    import captioner  # noqa: F401  (registers the model classes)
-    from captioner.models.seq2seq import load_translator
-    from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
-
-    members = [load_translator(p) for p in paths]
-    keras.backend.clear_session(free_memory=False)
-    return Seq2SeqEnsemble(members, combine=combine, **{k: v for k, v in settings.items() if v is not None})
-
-
-def save_atomic(model, path):
-    from captioner.models.storage import save_model
-
-    save_model(model, path)
 
 
 def score_dakshina(model, dev, beam_size, alpha=None):
@@ -76,10 +60,13 @@ def main(argv=None):
     if len(args.members) < 2:
         p.error("give two or more members")
 
+    from captioner.commands.model import make_ensemble
     from captioner.models.seq2seq import load_translator
 
-    ensemble = build(args.members, args.combine, beam_size=args.beam_size, alpha=args.alpha)
-    save_atomic(ensemble, args.output)
+    ensemble = make_ensemble(args.members, args.output, args.combine, args.beam_size, args.alpha,
+                             argv=[*args.members, "--output", args.output, "--combine", args.combine,
+                                   *(["--beam-size", str(args.beam_size)] if args.beam_size is not None else []),
+                                   *(["--alpha", str(args.alpha)] if args.alpha is not None else [])])
     print(f"wrote {args.output}: {len(args.members)} members, combine {args.combine}, beam {ensemble.beam_size}, "
           f"alpha {ensemble.alpha}, {os.path.getsize(args.output) / 1e6:.1f} MB")
     if args.dakshina_dev or args.multi30k:

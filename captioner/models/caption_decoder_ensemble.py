@@ -10,7 +10,7 @@ next-token distributions are combined (`captioner.decoding.ensemble`: a product 
 default), and the attention shown is their mean (they attend over the same grid). It stands
 wherever an `ImageCaptioner` holds its decoder: `caption`, the batch CLI, the app, `captioner
 export` and the server decode it as they decode a single decoder. It is not trained as a whole:
-train each member, then join them (`scripts/make_caption_ensemble.py`).
+train each member, then join them (``captioner model ensemble``).
 """
 
 import keras
@@ -55,7 +55,7 @@ class CaptionDecoderEnsemble(CaptionSearchMixin, keras.Model):
 
     def call(self, inputs, training=False):
         raise NotImplementedError("a decoder ensemble is trained member by member: train each CaptionDecoderModel, "
-                                  "then join them (scripts/make_caption_ensemble.py)")
+                                  "then join them (`captioner model ensemble`)")
 
     def get_config(self):
         return {**super().get_config(), "members": [keras.saving.serialize_keras_object(m) for m in self.members],

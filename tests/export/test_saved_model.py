@@ -131,7 +131,7 @@ def _tiny_translator():
 
 
 def test_a_decoder_ensemble_exports_and_decodes_as_in_process(tiny, tmp_path):
-    """An ImageCaptioner whose decoder is a CaptionDecoderEnsemble (scripts/make_caption_ensemble.py):
+    """An ImageCaptioner whose decoder is a CaptionDecoderEnsemble (`captioner model ensemble`):
     the SavedModel runs every member inside its one graph and gives the in-process captions."""
     from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
     from captioner.models.image_captioner import ImageCaptioner

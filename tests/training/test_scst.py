@@ -222,7 +222,7 @@ def test_scst_needs_an_init_model(xe_model, tmp_path):
 
 
 def test_scst_refuses_an_ensemble_as_its_init_model(xe_model, tmp_path, capsys):
-    """An ensemble file (scripts/make_caption_ensemble.py) is decoded, not trained: SCST names it."""
+    """An ensemble file (`captioner model ensemble`) is decoded, not trained: SCST names it."""
     import keras
 
     import captioner  # noqa: F401

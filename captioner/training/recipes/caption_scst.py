@@ -84,7 +84,7 @@ class CaptionSCST(Caption):
         if not isinstance(init.decoder, CaptionDecoderModel):
             raise InputError(f"--init-model {self.cfg.init_model}: its decoder is a {type(init.decoder).__name__}; "
                              "self-critical training continues one captioner: train each member, then join them "
-                             "(scripts/make_caption_ensemble.py)")
+                             "(`captioner model ensemble`)")
         return init
 
     def _check_init_model(self):

@@ -1,0 +1,240 @@
+"""`captioner model ensemble|set-defaults`: tools that make or change a model file after training.
+
+    captioner model ensemble runs/s1/m.keras runs/s2/m.keras --output ensemble.keras [--combine product|mixture]
+        [--beam-size K --alpha A]
+    captioner model set-defaults --model M.keras [--beam-size K] [--alpha A] [--no-repeat-ngram N]
+        [--copy argmax|distinct]
+
+``ensemble`` joins two or more models of one kind into one `.keras` file whose members are
+decoded together in the one beam search: image captioners of one backbone and one vocabulary
+(`CaptionDecoderEnsemble`: the backbone runs once per image) or Seq2Seq models (translators,
+transliterators, headline models) with the same vocabularies and tokenizers (`Seq2SeqEnsemble`:
+what they share is saved once). Each member is loaded in safe mode; the ensemble takes the first
+member's decoding defaults unless given, is written atomically, loaded back in safe mode, and its
+output on a probe input (a generated image, or source ids) compared with the one before saving.
+Its card lists every member's commands (from the members' cards) and then this one; each member's
+whole card is kept under ``extra.members``.
+
+``set-defaults`` rewrites the decoding defaults saved in a model, keeping its weights: beam width
+and length penalty of an image captioner or a Seq2Seq model, n-gram blocking and distinct copies
+of a Seq2Seq model. The card gets the command, the old and new settings under
+``extra.decoding_defaults``; its metrics stay as they were measured (re-measure them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+NAME = "model"
+SEQ2SEQ_SETTINGS = ("beam_size", "alpha", "no_repeat_ngram", "copy_distinct")
+CAPTIONER_SETTINGS = ("beam_size", "alpha")
+
+
+def register(subparsers):
+    import argparse
+
+    p = subparsers.add_parser(NAME, help="make or change a model file: ensemble, set-defaults",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tools = p.add_subparsers(dest="tool", metavar="TOOL")
+    e = tools.add_parser("ensemble", help="join models of one kind into one ensemble .keras file",
+                         description=__doc__.split("\n\n")[2])
+    e.add_argument("members", nargs="+", help="two or more image captioner or Seq2Seq .keras files")
+    e.add_argument("--output", required=True, help="the ensemble .keras file (written atomically)")
+    e.add_argument("--combine", default="product", choices=("product", "mixture"),
+                   help="product (mean log-probability) or mixture (mean probability) of the next-word distributions")
+    e.add_argument("--beam-size", type=int, help="default: the first member's")
+    e.add_argument("--alpha", type=float, help="default: the first member's")
+    e.set_defaults(func=run_ensemble)
+    d = tools.add_parser("set-defaults", help="rewrite a model's saved decoding defaults, keeping its weights",
+                         description=__doc__.split("\n\n")[3])
+    d.add_argument("--model", required=True, help="an image captioner or Seq2Seq .keras file (rewritten in place)")
+    d.add_argument("--beam-size", type=int)
+    d.add_argument("--alpha", type=float)
+    d.add_argument("--no-repeat-ngram", type=int, help="Seq2Seq only")
+    d.add_argument("--copy", choices=("argmax", "distinct"), help="Seq2Seq only: an <unk> copies the most attended "
+                   "source word, or the most attended one not yet written")
+    d.set_defaults(func=run_set_defaults)
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def _argv_after(args, tool):
+    """The command line's arguments after `captioner model TOOL` (what the card records)."""
+    argv = list(getattr(args, "argv", None) or sys.argv[1:])
+    return argv[argv.index(tool) + 1:] if tool in argv else argv
+
+
+def _load(path):
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.loading import load_model_file
+    from captioner.models.seq2seq import Seq2Seq
+
+    return load_model_file(path, (ImageCaptioner, Seq2Seq), "an image captioner or a Seq2Seq model")
+
+
+def build_ensemble(paths, combine="product", beam_size=None, alpha=None):
+    """The ensemble of the models at `paths` (all image captioners, or all Seq2Seq models).
+    InputError names the member that cannot join the first."""
+    import keras
+
+    from captioner.errors import InputError
+    from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
+    from captioner.models.caption_decoder_model import CaptionDecoderModel
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
+
+    if len(paths) < 2:
+        raise InputError("an ensemble needs two or more members")
+    models = [_load(p) for p in paths]
+    first = models[0]
+    for path, model in zip(paths, models):
+        if type(model) is not type(first) and not (isinstance(model, ImageCaptioner) and
+                                                    isinstance(first, ImageCaptioner)):
+            raise InputError(f"{path}: a {type(model).__name__}, {paths[0]} a {type(first).__name__}: "
+                             "members must be of one kind")
+        if isinstance(model, Seq2SeqEnsemble) or (isinstance(model, ImageCaptioner) and
+                                                  not isinstance(model.decoder, CaptionDecoderModel)):
+            raise InputError(f"{path}: is an ensemble already; join single models")
+    if isinstance(first, ImageCaptioner):
+        for path, model in zip(paths, models):
+            if model.backbone.name != first.backbone.name or model.grid_shape != first.grid_shape:
+                raise InputError(f"{path}: reads {model.backbone.name} {model.grid_shape} features, {paths[0]} "
+                                 f"{first.backbone.name} {first.grid_shape}: members must share a backbone")
+            if list(model.vocabulary.tokens) != list(first.vocabulary.tokens):
+                raise InputError(f"{path}: its vocabulary differs from {paths[0]}'s: an ensemble needs one vocabulary")
+        decoder = CaptionDecoderEnsemble([m.decoder for m in models], combine=combine)
+        return ImageCaptioner(first.backbone, decoder, first.vocabulary,
+                              beam_size=first.beam_size if beam_size is None else beam_size,
+                              alpha=first.alpha if alpha is None else alpha, max_length=first.max_length,
+                              training_config={**first.training_config,
+                                               "ensemble_of": [os.path.basename(p) for p in paths], "combine": combine})
+    keras.backend.clear_session(free_memory=False)
+    try:
+        return Seq2SeqEnsemble(models, combine=combine, beam_size=beam_size, alpha=alpha)
+    except ValueError as exc:  # "member i has other vocabularies / another tokenizer than member 0"
+        raise InputError(f"{' '.join(paths)}: {exc}") from None
+
+
+def _probe(model):
+    """One input the model decodes: a generated image, or a few source ids."""
+    import numpy as np
+
+    from captioner.models.image_captioner import ImageCaptioner
+
+    if isinstance(model, ImageCaptioner):
+        return np.random.default_rng(0).integers(0, 256, (1, *model.input_size, 3)).astype("uint8")
+    return np.array([[4, 5, 6, 7]], np.int32) % len(model.source_vocabulary)
+
+
+def _same_output(before, after, atol=0.05):
+    """Same tokens, or scores within `atol` (float16 storage may move a score in its third decimal)."""
+    import numpy as np
+
+    tokens = [np.asarray(x["tokens"] if isinstance(x, dict) else x.tokens) for x in (before, after)]
+    scores = [np.asarray(x["scores"] if isinstance(x, dict) else x.scores) for x in (before, after)]
+    return np.array_equal(*tokens) or np.allclose(*scores, atol=atol)
+
+
+def ensemble_card(output, paths, model, argv):
+    """The ensemble's ModelCard: the members' commands in order, then the joining command."""
+    import shlex
+
+    from captioner.model_card import ModelCard, card_path
+    from captioner.models.image_captioner import ImageCaptioner
+
+    cards = {}
+    for path in paths:
+        if os.path.exists(card_path(path)):
+            cards[os.path.basename(path)] = ModelCard.load(path)
+    commands = [c for card in cards.values() for c in card.commands]
+    commands.append("captioner model ensemble " + " ".join(shlex.quote(a) for a in argv))
+    first = cards.get(os.path.basename(paths[0]))
+    captioner = isinstance(model, ImageCaptioner)
+    combine = model.decoder.combine if captioner else model.combine
+    config = {"members": [os.path.basename(p) for p in paths], "combine": combine, "beam_size": model.beam_size,
+              "alpha": model.alpha, "max_length": model.max_length}
+    if captioner:
+        config["backbone"] = model.backbone.name
+    kind = ("captioners of one backbone and vocabulary" if captioner else
+            "Seq2Seq models of one vocabulary and tokenizer")
+    return ModelCard(
+        model=os.path.basename(output), task=(first.task if first else ("caption" if captioner else "translate")),
+        command=commands, data=first.data if first else {}, config=config,
+        notes=f"{len(paths)} {kind}, decoded together in one beam search ({combine} of their next-word "
+              f"distributions; {type(model.decoder if captioner else model).__name__})",
+        extra={"members": {name: card.to_dict() for name, card in cards.items()},
+               "members_without_card": [os.path.basename(p) for p in paths if os.path.basename(p) not in cards]})
+
+
+def make_ensemble(paths, output, combine="product", beam_size=None, alpha=None, argv=None):
+    """Build, save (atomically), load back and check the ensemble; write its card. Returns the
+    loaded ensemble."""
+    from captioner.errors import InputError
+    from captioner.models.storage import save_model
+
+    if not str(output).endswith(".keras"):
+        raise InputError(f"--output {output}: must end in .keras")
+    ensemble = build_ensemble(paths, combine, beam_size, alpha)
+    probe = _probe(ensemble)
+    before = ensemble.generate(probe)
+    save_model(ensemble, output)
+    loaded = _load(output)
+    if not _same_output(before, loaded.generate(probe)):
+        raise InputError(f"{output}: decodes differently once loaded back")
+    argv = list(argv if argv is not None else [*paths, "--output", output])
+    ensemble_card(output, paths, loaded, argv).save(output)
+    return loaded
+
+
+def run_ensemble(args):
+    model = make_ensemble(args.members, args.output, args.combine, args.beam_size, args.alpha,
+                          argv=_argv_after(args, "ensemble"))
+    print(f"wrote {args.output}: {len(args.members)} members ({args.combine}), beam {model.beam_size}, "
+          f"alpha {model.alpha}, {os.path.getsize(args.output) / 1e6:.1f} MB; loaded back in safe mode, "
+          "same output on a probe input")
+    return 0
+
+
+def set_defaults(path, beam_size=None, alpha=None, no_repeat_ngram=None, copy=None, argv=None):
+    """Rewrite `path`'s decoding defaults in place; returns (old, new) settings."""
+    import numpy as np
+
+    from captioner.errors import InputError
+    from captioner.model_card import ModelCard
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.storage import save_model
+
+    model = _load(path)
+    if isinstance(model, ImageCaptioner):
+        if no_repeat_ngram is not None or copy is not None:
+            raise InputError(f"{path}: an image captioner has no n-gram blocking or copies: only --beam-size "
+                             "and --alpha")
+        settings = CAPTIONER_SETTINGS
+        old = {k: getattr(model, k) for k in settings}
+        model.set_search_defaults(old["beam_size"] if beam_size is None else beam_size,
+                                  old["alpha"] if alpha is None else alpha, model.max_length)
+        new_model = model  # the defaults are plain attributes in its config; the weights stay as they are
+    else:
+        settings = SEQ2SEQ_SETTINGS
+        old = {k: getattr(model, k) for k in settings}
+        config = model.get_config()
+        for key, value in (("beam_size", beam_size), ("alpha", alpha), ("no_repeat_ngram", no_repeat_ngram),
+                           ("copy_distinct", None if copy is None else copy == "distinct")):
+            if value is not None:
+                config[key] = value
+        new_model = type(model).from_config(config)
+        new_model.set_weights(model.get_weights())
+        probe = _probe(model)
+        np.testing.assert_array_equal(new_model.encode(probe)[0].numpy(), model.encode(probe)[0].numpy())
+    save_model(new_model, path)
+    new = {k: getattr(new_model, k) for k in settings}
+    ModelCard.record_step(path, "captioner", ["model", "set-defaults", *(argv if argv is not None else ["--model", path])],
+                          extra={"decoding_defaults": {"before": old, "after": new}})
+    return old, new
+
+
+def run_set_defaults(args):
+    old, new = set_defaults(args.model, args.beam_size, args.alpha, args.no_repeat_ngram, args.copy,
+                            argv=_argv_after(args, "set-defaults"))
+    print(f"{args.model}: {old} -> {new}")
+    return 0
