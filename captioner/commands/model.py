@@ -1,4 +1,5 @@
-"""`captioner model ensemble|set-defaults`: tools that make or change a model file after training.
+"""`captioner model ensemble|set-defaults|add-truecaser|slim-backbone`: tools that make or change a
+model file after training.
 
     captioner model ensemble runs/s1/m.keras runs/s2/m.keras --output ensemble.keras [--combine product|mixture]
         [--beam-size K --alpha A]
@@ -19,6 +20,19 @@ whole card is kept under ``extra.members``.
 and length penalty of an image captioner or a Seq2Seq model, n-gram blocking and distinct copies
 of a Seq2Seq model. The card gets the command, the old and new settings under
 ``extra.decoding_defaults``; its metrics stay as they were measured (re-measure them).
+
+``add-truecaser`` gives a lower-cased word translator a truecaser learned from its cased
+training targets (`captioner.text.truecase.learn_truecase`: each vocabulary word's most frequent
+form away from the start of a sentence), the training split rebuilt exactly as `captioner train
+translate` builds it; cased and lower-cased sacreBLEU before and after on its held-out split
+(the lower-cased output must not change) go into the card (``extra.truecase``, ``metrics``).
+
+``slim-backbone`` drops an unused ImageNet classifier from the backbone saved inside a pixel model
+(models saved before `Backbone.feature_model`), after checking on random pixels that the features
+are bit-identical; sizes before and after go into ``extra.slim_backbone``.
+
+Every tool rewrites the file atomically (one `.keras`, safe-mode loadable) and appends its command
+to the model's card.
 """
 
 from __future__ import annotations
@@ -34,7 +48,8 @@ CAPTIONER_SETTINGS = ("beam_size", "alpha")
 def register(subparsers):
     import argparse
 
-    p = subparsers.add_parser(NAME, help="make or change a model file: ensemble, set-defaults",
+    p = subparsers.add_parser(NAME, help="make or change a model file: ensemble, set-defaults, add-truecaser, "
+                              "slim-backbone",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tools = p.add_subparsers(dest="tool", metavar="TOOL")
     e = tools.add_parser("ensemble", help="join models of one kind into one ensemble .keras file",
@@ -55,6 +70,25 @@ def register(subparsers):
     d.add_argument("--copy", choices=("argmax", "distinct"), help="Seq2Seq only: an <unk> copies the most attended "
                    "source word, or the most attended one not yet written")
     d.set_defaults(func=run_set_defaults)
+    t = tools.add_parser("add-truecaser", help="give a lower-cased word translator a truecaser from its training "
+                         "targets", description=__doc__.split("\n\n")[4])
+    t.add_argument("--model", required=True, help="a word-level Seq2Seq translator .keras (rewritten in place)")
+    t.add_argument("--format", required=True, choices=("anki", "multi30k"))
+    t.add_argument("--data", required=True, help="anki: the TSV file; multi30k: the folder")
+    t.add_argument("--source", default="en", help="multi30k: source language")
+    t.add_argument("--target", default="de", help="multi30k: target language")
+    t.add_argument("--reverse", action="store_true", help="anki: column 2 -> column 1 (French -> English)")
+    t.add_argument("--dev-size", type=int, default=1000, help="multi30k: as `train translate` (default 1000)")
+    t.add_argument("--dev-fraction", type=float, default=0.03, help="anki: as `train translate`")
+    t.add_argument("--test-fraction", type=float, default=0.05, help="anki: as `train translate`")
+    t.add_argument("--beam-size", type=int, default=None, help="default: the model's")
+    t.add_argument("--dry-run", action="store_true", help="measure only; leave the file and its card alone")
+    t.set_defaults(func=run_add_truecaser)
+    b = tools.add_parser("slim-backbone", help="drop an unused ImageNet classifier from a pixel model's backbone",
+                         description=__doc__.split("\n\n")[5])
+    b.add_argument("--model", required=True, help="a pixel model .keras file (rewritten in place)")
+    b.add_argument("--seed", type=int, default=0, help="seed of the random pixels the check uses")
+    b.set_defaults(func=run_slim_backbone)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
@@ -237,4 +271,86 @@ def run_set_defaults(args):
     old, new = set_defaults(args.model, args.beam_size, args.alpha, args.no_repeat_ngram, args.copy,
                             argv=_argv_after(args, "set-defaults"))
     print(f"{args.model}: {old} -> {new}")
+    return 0
+
+
+def run_add_truecaser(args):
+    import types
+
+    from captioner.errors import InputError
+    from captioner.model_card import ModelCard
+    from captioner.models.seq2seq import load_translator
+    from captioner.models.storage import save_model
+    from captioner.text.tokenizer import tokenize
+    from captioner.text.truecase import learn_truecase
+    from captioner.training.translation_data import evaluate_bleu, grouped_references, load_translation_data
+
+    model = load_translator(args.model)
+    settings = model.target_tokenizer
+    if settings.get("spm") or settings.get("chars") or not settings.get("lower", True):
+        raise InputError(f"{args.model}: not a lower-cased word translator (its target tokenizer is {settings}); "
+                         "nothing to truecase")
+    data = types.SimpleNamespace(format=args.format, data=args.data, source=args.source, target=args.target,
+                                 reverse=args.reverse, dev_size=args.dev_size, dev_fraction=args.dev_fraction,
+                                 test_fraction=args.test_fraction, eval=None, dev=None)
+    train, _, held_out, split, _, _ = load_translation_data(data)
+    vocabulary = set(model.target_vocabulary.tokens) | set(model.source_vocabulary.tokens)
+    table = learn_truecase((tokenize(p.target, lower=False, keep_punct=settings["keep_punct"]) for p in train),
+                           keep=vocabulary)
+    print(f"truecase table: {len(table):,} of {len(vocabulary):,} vocabulary words have a form of their own, "
+          f"from {len(train):,} {split}-free training targets")
+    beam = args.beam_size or model.beam_size
+    refs = grouped_references(held_out)
+    before, _ = evaluate_bleu(model, refs, beam, model.alpha, cased=True)
+    config = model.get_config()
+    config["target_tokenizer"] = {**settings, "truecase": table}
+    cased = type(model).from_config(config)
+    cased.set_weights(model.get_weights())
+    after, _ = evaluate_bleu(cased, refs, beam, model.alpha, cased=True)
+    if abs(after["BLEU_lc"] - before["BLEU_lc"]) > 0.05:
+        raise InputError(f"{args.model}: truecasing changed the lower-cased output: BLEU_lc {before['BLEU_lc']} -> "
+                         f"{after['BLEU_lc']}; the file is left as it was")
+    print(f"{split} ({after['sentences']} sentences, beam {beam}): cased BLEU {before['BLEU']} -> {after['BLEU']}, "
+          f"lower-cased {before['BLEU_lc']} -> {after['BLEU_lc']}")
+    if args.dry_run:
+        return 0
+    save_model(cased, args.model)
+    ModelCard.record_step(
+        args.model, "captioner", ["model", "add-truecaser", *_argv_after(args, "add-truecaser")],
+        extra={"truecase": {"rule": "unigram truecaser (captioner.text.truecase): most frequent non-initial form in "
+                                    "the cased training targets; else the source's form; first word capitalized",
+                            "table_entries": len(table), "training_targets": len(train), "before": before,
+                            "after": after}},
+        metrics={f"{split}_beam{beam}_truecased": after})
+    return 0
+
+
+def run_slim_backbone(args):
+    import keras
+    import numpy as np
+
+    from captioner.errors import InputError
+    from captioner.model_card import ModelCard
+    from captioner.models.keras_archive import check_keras_archive
+    from captioner.models.pixel_model import PixelModel
+    from captioner.models.storage import save_model
+
+    check_keras_archive(args.model)
+    model = keras.models.load_model(args.model, compile=False)
+    if not isinstance(model, PixelModel):
+        raise InputError(f"{args.model}: not a pixel model (got {type(model).__name__}); nothing to slim")
+    slim = model.without_classifier()
+    if slim is model:
+        print(f"{args.model}: the backbone has no classifier; left as it is")
+        return 0
+    pixels = np.random.default_rng(args.seed).integers(0, 256, (2, *model.input_size, 3)).astype(np.uint8)
+    np.testing.assert_array_equal(slim.features(pixels).numpy(), model.features(pixels).numpy())
+    before = os.path.getsize(args.model)
+    params = {"before": int(model.count_params()), "after": int(slim.count_params())}
+    save_model(slim, args.model)
+    after = os.path.getsize(args.model)
+    ModelCard.record_step(args.model, "captioner", ["model", "slim-backbone", *_argv_after(args, "slim-backbone")],
+                          extra={"slim_backbone": {"bytes": {"before": before, "after": after}, "parameters": params}})
+    print(f"{args.model}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB, "
+          f"{params['before']:,} -> {params['after']:,} parameters")
     return 0

@@ -15,7 +15,7 @@ from the cased target side of the training data:
 
 The table lives in the model's config (`target_tokenizer["truecase"]`: a dict), so the one
 `.keras` file carries it; the SavedModel export applies the same rule in the graph
-(`captioner.export.saved_model`). `scripts/add_truecaser.py` learns it for a trained model.
+(`captioner.export.saved_model`). `captioner model add-truecaser` learns it for a trained model.
 """
 
 from __future__ import annotations

@@ -169,12 +169,8 @@ def test_without_classifier_drops_the_backbone_head_and_keeps_every_output(tmp_p
     assert [(c.text, round(c.score, 5)) for c in loaded.caption(inputs)] == [(t, round(s, 5)) for t, s in expected]
 
 
-def test_slim_backbone_script_rewrites_the_file_and_records_it_in_the_card(tmp_path):
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import slim_backbone
-    finally:
-        sys.path.pop(0)
+def test_slim_backbone_command_rewrites_the_file_and_records_it_in_the_card(tmp_path):
+    from captioner.cli import main
     from captioner.model_card import ModelCard
 
     model = ImageCaptioner(backbone_with_classifier(), tiny_captioner().decoder, Vocabulary(SPECIAL_TOKENS + tuple(WORDS)))
@@ -183,11 +179,11 @@ def test_slim_backbone_script_rewrites_the_file_and_records_it_in_the_card(tmp_p
         warnings.simplefilter("ignore", UserWarning)
         model.save(path)
     ModelCard(model="m.keras", task="caption", command="captioner train caption ...", seed=0).save(path)
-    assert slim_backbone.main(["--model", str(path)]) == 0
+    assert main(["model", "slim-backbone", "--model", str(path)]) == 0
     loaded = keras.models.load_model(path)
     assert "logits" not in loaded.backbone.output
     card = ModelCard.find(path)
-    assert card.commands[-1].startswith("python scripts/slim_backbone.py --model")
+    assert card.commands[-1].startswith("captioner model slim-backbone --model")
     assert card.extra["slim_backbone"]["parameters"]["before"] - card.extra["slim_backbone"]["parameters"]["after"] == 65
-    assert slim_backbone.main(["--model", str(path)]) == 0  # again: nothing to drop, the file is left alone
+    assert main(["model", "slim-backbone", "--model", str(path)]) == 0  # again: nothing to drop, the file is left alone
     assert len(ModelCard.find(path).commands) == 2

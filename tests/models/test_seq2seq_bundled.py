@@ -25,7 +25,7 @@ def model():
 def test_bundled_anki_model_translates_and_aligns(model):
     out = model.translate(["Jane visite l'Afrique en septembre.", "", "Il fait très froid aujourd'hui."], beam_size=5)
     assert out[1].text == ""
-    assert out[2].text == "It is very cold today.", out[2].text  # truecased (scripts/add_truecaser.py)
+    assert out[2].text == "It is very cold today.", out[2].text  # truecased (`captioner model add-truecaser`)
     # the seed paper's example: "jane" never occurs in the training pairs, so it is <unk> on the way
     # in; the model writes <unk> there (--copy-unk-rate) and the attention puts "jane" back
     text = out[0].text

@@ -1,10 +1,8 @@
-"""scripts/add_truecaser.py on a tiny translator and a tiny Anki file: the table is learned from
+"""`captioner model add-truecaser` on a tiny translator and a tiny Anki file: the table is learned from
 the training targets only, goes into the model's config, the card records the step, and the
 lower-cased output is what it was."""
 
 import json
-import pathlib
-import sys
 import warnings
 
 import keras
@@ -14,16 +12,11 @@ from captioner.model_card import ModelCard
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text.vocabulary import Vocabulary
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 NAMES = ["Tom", "Mary", "Paris", "Berlin", "John", "Anna"]
 
 
 def test_add_truecaser_learns_from_train_targets_and_records_the_step(tmp_path):
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import add_truecaser
-    finally:
-        sys.path.pop(0)
+    from captioner.cli import main
     lines = []
     for i in range(200):  # English <TAB> French; --reverse: French -> English
         a, b = NAMES[i % 6], NAMES[(i // 6) % 6]
@@ -40,13 +33,13 @@ def test_add_truecaser_learns_from_train_targets_and_records_the_step(tmp_path):
         warnings.simplefilter("ignore", UserWarning)
         model.save(path)
     ModelCard(model="m.keras", task="translate", command="captioner train translate ...", seed=0).save(path)
-    assert add_truecaser.main(["--model", str(path), "--format", "anki", "--data", str(data), "--reverse"]) == 0
+    assert main(["model", "add-truecaser", "--model", str(path), "--format", "anki", "--data", str(data), "--reverse"]) == 0
     loaded = keras.models.load_model(path)
     table = loaded.target_tokenizer["truecase"]
     # every name is written capitalized away from the start of the sentence; "sees" never is
     assert table == {n.lower(): n for n in NAMES}
     card = json.loads((tmp_path / "m.json").read_text())
-    assert card["command"][-1].startswith("python scripts/add_truecaser.py --model ")
+    assert card["command"][-1].startswith("captioner model add-truecaser --model ")
     truecase = card["extra"]["truecase"]
     assert truecase["table_entries"] == 6 and truecase["before"]["BLEU_lc"] == truecase["after"]["BLEU_lc"]
     assert "test_beam2_truecased" in card["metrics"]
