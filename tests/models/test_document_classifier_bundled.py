@@ -27,7 +27,7 @@ def test_bundled_han_gives_its_cards_dev_accuracy():
     accuracy = 100 * sum(r.label == d.label for r, d in zip(results, dev)) / len(dev)
     assert len(dev) == 1130 and card["metrics"]["split"] == "dev"
     assert accuracy == pytest.approx(card["metrics"]["dev_accuracy"], abs=0.1)
-    assert accuracy > 80
+    assert accuracy > 86  # the HAN alone: 82.0; with its tf-idf branch 87.3
     for r in results[:50]:
         assert abs(sum(r.sentence_weights) - 1) < 1e-3 and all(abs(sum(w) - 1) < 1e-3 for w in r.word_weights)
 
