@@ -62,13 +62,9 @@ def _pointer_inputs(rng, batch=3, regions=4, steps=5, vocab=11):
     return ann, mask, tokens, init
 
 
-def test_pointer_decoder_is_a_normalized_mixture_and_steps_like_teacher_forcing():
-    """pointer=True: call() and step() give the same log P, a distribution (sums to 1), that is
-    P_vocab when the switch is pinned open (p_gen = 1) and the attention scattered onto the copy
-    ids when it is pinned shut (p_gen = 0): two source positions of one id add up."""
-    keras.utils.set_random_seed(0)
-    dec = _decoder(**{**CONFIGS[1], "pointer": True})
-    ann, mask, tokens, init = _pointer_inputs(np.random.default_rng(1))
+def _distribution_stepping_like_teacher_forcing(dec, tokens, ann, mask, init):
+    """A copying decoder's call(): (log P, alphas), checked to be a distribution that step() gives
+    one token at a time."""
     log_p, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
     np.testing.assert_allclose(np.exp(log_p.numpy()).sum(-1), 1.0, atol=1e-5)
     memory, state = dec.prepare(ann, mask, init)
@@ -76,6 +72,17 @@ def test_pointer_decoder_is_a_normalized_mixture_and_steps_like_teacher_forcing(
         step_log_p, state, alpha = dec.step(tokens[:, t], state, memory)
         np.testing.assert_allclose(step_log_p, log_p[:, t], atol=1e-5)
         np.testing.assert_allclose(alpha, alphas[:, t], atol=1e-6)
+    return log_p, alphas
+
+
+def test_pointer_decoder_is_a_normalized_mixture_and_steps_like_teacher_forcing():
+    """pointer=True: call() and step() give the same log P, a distribution (sums to 1), that is
+    P_vocab when the switch is pinned open (p_gen = 1) and the attention scattered onto the copy
+    ids when it is pinned shut (p_gen = 0): two source positions of one id add up."""
+    keras.utils.set_random_seed(0)
+    dec = _decoder(**{**CONFIGS[1], "pointer": True})
+    ann, mask, tokens, init = _pointer_inputs(np.random.default_rng(1))
+    log_p, alphas = _distribution_stepping_like_teacher_forcing(dec, tokens, ann, mask, init)
     kernel, _ = dec.switch.get_weights()
     dec.switch.set_weights([np.zeros_like(kernel), np.array([-100.0], "float32")])  # p_gen = 0: copy only
     log_p, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
@@ -163,13 +170,7 @@ def test_copy_tags_decoder_copies_only_real_tags_and_steps_like_teacher_forcing(
     kernel, bias = dec.vocab_dense.get_weights()
     bias[9] = -50.0  # the vocabulary side never says word 9
     dec.vocab_dense.set_weights([kernel, bias])
-    log_p, alphas = dec(tokens, ann, annotation_mask=mask, initial_state=init)
-    np.testing.assert_allclose(np.exp(log_p.numpy()).sum(-1), 1.0, atol=1e-5)
-    memory, state = dec.prepare(ann, mask, init)
-    for t in range(tokens.shape[1]):
-        step_log_p, state, alpha = dec.step(tokens[:, t], state, memory)
-        np.testing.assert_allclose(step_log_p, log_p[:, t], atol=1e-5)
-        np.testing.assert_allclose(alpha, alphas[:, t], atol=1e-6)
+    log_p, alphas = _distribution_stepping_like_teacher_forcing(dec, tokens, ann, mask, init)
     p = np.exp(log_p.numpy())
     assert p[0, :, 9].min() > 1e-3  # copied: the vocabulary alone gives it < 1e-20
     assert p[1:, :, 9].max() < 1e-12  # no tag 9 there
