@@ -224,11 +224,13 @@ class Seq2Seq(keras.Model):
         # encoder's cell (|c| ~ 1 per unit over 256 units) saturates at +-1 for every sentence.
         # sutskever: the decoder starts from the encoder's final (h, c) itself, as in the paper.
         self.init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
-        self.init_c = keras.layers.Dense(units, name="init_c")
+        if self.decoder_cell == "lstm":  # a GRU decoder has no cell state: nothing to store for it
+            self.init_c = keras.layers.Dense(units, name="init_c")
         self.encoder.build((None, None))
         self.decoder.build((None, None, self.annotation_dim))
         self.init_h.build((None, units))
-        self.init_c.build((None, units))
+        if self.decoder_cell == "lstm":
+            self.init_c.build((None, units))
         self.built = True  # every sub-layer is built above
         # <pad> and <start> are never generated (dropped from the words, they would leave attention
         # rows behind and shift the <unk> copy); an <unk> output is kept, to be replaced by a source

@@ -266,3 +266,35 @@ def test_no_repeat_ngram_and_distinct_copies_are_model_settings(tmp_path):
     loaded = keras.models.load_model(path)
     assert (loaded.no_repeat_ngram, loaded.copy_distinct) == (1, True)
     assert [o.text for o in loaded.translate(sources)] == [o.text for o in model.translate(sources)]
+
+
+def test_a_gru_decoder_stores_no_cell_state_weights_and_older_files_with_them_still_load(tmp_path):
+    """Issue 39: an LSTM decoder's c0 = W_c c needs init_c; a GRU decoder has no cell state, so
+    nothing of init_c is built or saved. Bundled GRU files written before this still hold an unused
+    init_c group: they load, and translate as the model without it does."""
+    import h5py
+    import zipfile
+
+    gru, lstm = _tiny(decoder_cell="gru"), _tiny(decoder_cell="lstm")
+    assert not hasattr(gru, "init_c") and hasattr(lstm, "init_c")
+    assert all("init_c" not in v.path for v in gru.weights)
+    path = tmp_path / "gru.keras"
+    gru.save(path)
+    with zipfile.ZipFile(path) as z:
+        z.extract("model.weights.h5", tmp_path)
+    with h5py.File(tmp_path / "model.weights.h5") as f:
+        names = []
+        f.visit(names.append)
+    assert not [n for n in names if "init_c" in n]
+
+    # an older file: the same weights plus an init_c group nobody reads
+    with h5py.File(tmp_path / "model.weights.h5", "a") as f:
+        group = f.create_group("init_c/vars")
+        group["0"], group["1"] = np.ones((32, 32), np.float32), np.ones(32, np.float32)
+    older = tmp_path / "older.keras"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(older, "w") as dst:
+        for item in src.namelist():
+            data = (tmp_path / "model.weights.h5").read_bytes() if item == "model.weights.h5" else src.read(item)
+            dst.writestr(item, data)
+    loaded = keras.models.load_model(older)
+    assert [t.text for t in loaded.translate(["a b c"])] == [t.text for t in gru.translate(["a b c"])]
