@@ -114,6 +114,10 @@ def main(argv=None):
     parser.add_argument("--max-constraints", type=int, default=2)
     parser.add_argument("--deadline", type=int, nargs="+", default=[0],
                         help="constrained: one tag's word within the first N words (0: anywhere); each is a run")
+    parser.add_argument("--familiar", nargs="+", default=["model"], choices=["model", "on", "off"],
+                        help="the familiar-photo test: as the model has it, on (the model's fitted threshold), off")
+    parser.add_argument("--known", nargs="+", default=["on"], choices=["on", "off"],
+                        help="the known classes: as fitted (on) or none (off: every confident tag may steer)")
     parser.add_argument("--cache", default=None, help="a folder for the backbone features of both photo sets")
     parser.add_argument("--output", default="assets/benchmarks/open_world_captioning.json")
     args = parser.parse_args(argv)
@@ -175,6 +179,18 @@ def main(argv=None):
             else:
                 settings += [(f"tags, bonus {b}, threshold {t}", {"search": search, "bonus": b, "threshold": t})
                              for b in args.bonus]
+    fitted_known, fitted_familiar = tagger.known, tagger.familiar_threshold
+    if "on" in args.familiar and fitted_familiar is None:
+        parser.error(f"--familiar on: {args.model} has no familiar-photo test (scripts/fit_object_tagger.py fits one)")
+    variants = []
+    for familiar in args.familiar:
+        for known in args.known:
+            suffix = ("" if familiar == "model" else f", familiar-photo test {familiar}") + \
+                ("" if known == "on" else ", no known classes")
+            variants.append((suffix, {"familiar_threshold": None if familiar == "off" else fitted_familiar,
+                                      "known": fitted_known if known == "on" else frozenset()}))
+    settings = settings[:1] + [(name + suffix, {**setting, **variant}) for name, setting in settings[1:]
+                               for suffix, variant in variants]
     groups = np.array([coarse_group(classes[y]) for y in labels])
     for name, setting in settings:
         for key, value in (setting or {}).items():
@@ -186,6 +202,7 @@ def main(argv=None):
                                                   "named": round(float(named[groups == g].mean()), 3)}
                                               for g in sorted(set(groups))},
                                  "distinct_captions": len({c.text for c in caps}),
+                                 "steered_captions": sum(any(o["steered"] for o in c.objects) for c in caps),
                                  "mean_words": round(float(np.mean([len(c.text.split()) for c in caps])), 2)}
         examples[name] = [(os.path.basename(p), c.text) for p, c in zip(paths[:20], caps[:20])]
         print(f"{name}: names the object in {np.mean(named):.1%}", file=sys.stderr)

@@ -14,7 +14,10 @@ known classes, bonus and threshold, nothing else.
 Runs the captioner's backbone over the training photos (the list file names one photo per
 line, as Flickr8k's split files do), finds the ImageNet classes the tagger is confident of on at
 least --min-images of them (`captioner.tagging.fit_known`: the captioner learned how its
-captions describe those, so their tags neither push words into a caption nor name it), and
+captions describe those, so their tags neither push words into a caption nor name it), fits
+what a familiar photo is (`captioner.tagging.object_tagger.fit_familiar`: --familiar-centroids
+k-means centroids of the photos' features and the --familiar-quantile of held-out photos'
+closeness to them; no tag of a photo that close steers; 0 centroids: no such test), and
 rewrites the model file atomically (float16 weights, backbone by reference) with these tagger
 settings in its config. The card gets this command and the settings in ``extra.object_tagger``.
 Photos that cannot be read are skipped and counted.
@@ -48,23 +51,39 @@ def pooled_features(model, paths, batch_size):
     return np.concatenate(out), skipped
 
 
+def card_settings(model):
+    """The tagger's settings for the card: the known classes and the centroids are counted, not listed."""
+    settings = model.object_tagger().config()
+    if settings.get("familiar"):
+        settings["familiar"] = f"{settings['fitted_familiar_centroids']} centroids (float16, in the model's config)"
+    return settings
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="a captioner .keras file, image or video (rewritten in place)")
     parser.add_argument("--images", help="a text file naming the training photos, one per line")
     parser.add_argument("--image-dir", help="the folder those names are in")
+    parser.add_argument("--features", help="a `captioner extract` store holding those photos (instead of running the "
+                        "backbone over them; it must be the captioner's backbone)")
     parser.add_argument("--from-model", help="instead of fitting: copy the tagger settings of this captioner")
     parser.add_argument("--min-images", type=int, default=3)
     parser.add_argument("--bonus", type=float, default=8.0, help="nats on a novel object's word (times its probability)")
     parser.add_argument("--threshold", type=float, default=0.5, help="a tag at least this probable is confident")
     parser.add_argument("--known-probability", type=float, default=None,
                         help="a class is seen on a training photo when its tag is at least this probable (default: --threshold)")
+    parser.add_argument("--familiar-centroids", type=int, default=64,
+                        help="k-means centroids of the training photos for the familiar-photo test (0: none)")
+    parser.add_argument("--familiar-quantile", type=float, default=0.05,
+                        help="this share of held-out training photos falls below the familiar threshold")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
     if not args.from_model and not (args.images and args.image_dir):
         parser.error("give --images and --image-dir (fit), or --from-model (copy)")
     if args.min_images < 1 or not 0 < args.threshold <= 1 or not 0 <= args.bonus <= 100 or args.batch_size < 1:
         parser.error("--min-images >= 1, 0 < --threshold <= 1, 0 <= --bonus <= 100, --batch-size >= 1")
+    if args.familiar_centroids < 0 or not 0 < args.familiar_quantile < 1:
+        parser.error("--familiar-centroids >= 0 and 0 < --familiar-quantile < 1")
 
     import captioner  # noqa: F401  registers the classes
     from captioner.model_card import ModelCard
@@ -72,7 +91,7 @@ def main(argv=None):
     from captioner.models.loading import load_model_file
     from captioner.models.storage import save_model, storage_record
     from captioner.models.video_captioner import VideoCaptioner
-    from captioner.tagging.object_tagger import fit_known
+    from captioner.tagging.object_tagger import fit_familiar, fit_known
 
     model = load_model_file(args.model, (ImageCaptioner, VideoCaptioner), "a captioner")
     if not model.can_tag_objects:
@@ -83,7 +102,7 @@ def main(argv=None):
             sys.exit(f"error: {args.from_model} tags with {source.backbone.name}, {args.model} has {model.backbone.name}")
         model.set_tagger(**source.tagger_config)
         save_model(model, args.model)
-        record = {**model.object_tagger().config(), "known": len(source.tagger_config.get("known", [])),
+        record = {**card_settings(model), "known": len(source.tagger_config.get("known", [])),
                   "copied_from": os.path.basename(args.from_model)}
         ModelCard.record_step(args.model, "scripts/fit_object_tagger.py", argv if argv is not None else sys.argv[1:],
                               extra={"object_tagger": record, "storage": storage_record(model, args.model)})
@@ -93,12 +112,23 @@ def main(argv=None):
         paths = [os.path.join(args.image_dir, line.strip()) for line in f if line.strip()]
     if not paths:
         sys.exit(f"error: {args.images}: names no photo")
-    pooled, skipped = pooled_features(model, paths, args.batch_size)
+    if args.features:
+        from captioner.features.store import FeatureStore
+
+        with FeatureStore(args.features, backbone=model.backbone.name) as store:
+            names = [os.path.basename(p) for p in paths]
+            pooled, skipped = store.load(names, grid=False)["pooled"].astype("float32"), 0
+    else:
+        pooled, skipped = pooled_features(model, paths, args.batch_size)
     model.set_tagger(bonus=args.bonus, threshold=args.threshold)
     settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability)
+    if args.familiar_centroids:
+        settings.update(fit_familiar(pooled, args.familiar_centroids, args.familiar_quantile))
+    else:  # no familiar-photo test: forget one fitted before
+        model.tagger_config = {k: v for k, v in model.tagger_config.items() if "familiar" not in k}
     model.set_tagger(**settings)
     save_model(model, args.model)
-    record = {**model.object_tagger().config(), "known": len(settings["known"]), "skipped_photos": skipped}
+    record = {**card_settings(model), "known": len(settings["known"]), "skipped_photos": skipped}
     ModelCard.record_step(args.model, "scripts/fit_object_tagger.py", argv if argv is not None else sys.argv[1:],
                           extra={"object_tagger": record, "storage": storage_record(model, args.model)})
     print(f"{args.model}: {len(settings['known'])} known classes from {len(pooled)} photos "

@@ -222,7 +222,7 @@ class CaptionSearch:
         """Pooled backbone features (B, C) (the head's input) -> (tags [[Tag]], the search inputs that
         steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {})."""
         tagger = self.object_tagger()
-        tags = tagger.tags(tagger.probabilities(np.asarray(pooled)))
+        tags = tagger.tag(np.asarray(pooled))
         return tags, tagger.search_inputs(tags)
 
     def finish_tagged(self, out, tags, steering, alpha):

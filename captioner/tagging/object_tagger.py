@@ -26,10 +26,19 @@ caption, often through a generic word ("animal", "cup") that the class name then
 the open-world gap the tags are for, without rewriting what the captioner already says well
 (Hendricks et al. 2016 and Yao et al. 2017 use the tagger for the same split of known and novel
 objects). The known classes are saved in the captioner's config (``tagger``).
+
+Photos, too, are known or novel (:func:`fit_familiar`): a photo whose pooled features lie close to
+the captioner's training photos (cosine to the nearest of k-means centroids of them at least
+the 5th percentile of held-out training photos' own: a nearest-neighbour out-of-distribution test,
+as in Sun et al. 2022) is one the captioner already describes in its own words, so no tag of it
+steers or names, whatever the class ("sunscreen" on a smiling woman, "schipperke" for a black
+dog). The tags steer the photos unlike anything the captioner was trained on: the espresso cup,
+the shark.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import json
@@ -47,10 +56,12 @@ class Tag:
     name: str           # the most probable such class's common name
     synset: str         # its WordNet synset ("tabby.n.01")
     name_probability: float  # that class's own probability
+    familiar_photo: bool = False  # its photo is like the captioner's training photos: the tag does not steer
 
     def as_dict(self):
         return {"word": self.word, "synset": self.synset, "name": self.name,
-                "probability": round(self.probability, 4), "name_probability": round(self.name_probability, 4)}
+                "probability": round(self.probability, 4), "name_probability": round(self.name_probability, 4),
+                "familiar_photo": self.familiar_photo}
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,6 +119,9 @@ class ObjectTagger:
             search keeps 2 ** C beams per beam), the most probable first.
         deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
             words (the tagged object as the subject); 0: anywhere.
+        familiar: `fit_familiar`'s centroids of the training photos (base64 of float16 (K, C) unit
+            vectors), with `familiar_threshold`: a photo at least that close (cosine) to one of them
+            is familiar, and none of its tags steers or names. None: every photo may be steered.
     """
 
     SEARCHES = ("bonus", "constrained")
@@ -115,7 +129,8 @@ class ObjectTagger:
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
-                 known=(), search="bonus", max_constraints=2, deadline=0, **fitted):
+                 known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
+                 **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -134,6 +149,9 @@ class ObjectTagger:
             raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
         self.fitted = fitted  # fitted_*: how `known` was fitted (kept in the config, for the card)
         self.kernel, self.bias = imagenet_head(variant)
+        self.familiar = familiar
+        self.familiar_threshold = None if familiar_threshold is None else float(familiar_threshold)
+        self._centroids = None if familiar is None else decode_centroids(familiar, self.kernel.shape[0])
         words = class_words(vocabulary)  # (1000,) a vocabulary word or None
         self.word_list = sorted({w for w in words if w is not None})
         index = {w: i for i, w in enumerate(self.word_list)}
@@ -154,6 +172,25 @@ class ObjectTagger:
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
+    def familiarity(self, pooled):
+        """pooled (B, C) -> (B,) cosine to the nearest training-photo centroid; None without `familiar`."""
+        if self._centroids is None:
+            return None
+        x = np.asarray(pooled, np.float32)
+        x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        return (x @ self._centroids.T).max(axis=1)
+
+    def tag(self, pooled):
+        """pooled (B, C) -> per image, [Tag] (`tags` of `probabilities`), each marked `familiar_photo`
+        when the photo is as close to the training photos as `familiar_threshold` asks."""
+        tags = self.tags(self.probabilities(pooled))
+        familiarity = self.familiarity(pooled)
+        if familiarity is not None and self.familiar_threshold is not None:
+            for image_tags, value in zip(tags, familiarity):
+                for t in image_tags:
+                    t.familiar_photo = bool(value >= self.familiar_threshold)
+        return tags
+
     def tags(self, probabilities):
         """(B, 1000) -> per image, [Tag] best first (at most top_k, each >= min_probability)."""
         out = []
@@ -172,8 +209,8 @@ class ObjectTagger:
         return out
 
     def steers(self, tag):
-        """Whether `tag` pushes its word into the caption (confident, and not a known class)."""
-        return tag.probability >= self.threshold and tag.synset not in self.known
+        """Whether `tag` pushes its word into the caption (confident, not a known class, not on a familiar photo)."""
+        return tag.probability >= self.threshold and tag.synset not in self.known and not tag.familiar_photo
 
     def search_inputs(self, tags):
         """[[Tag]] -> {"token_bonus": (B, V)} or {"constraints": (B, C, D)} (nothing when no tag
@@ -216,15 +253,18 @@ class ObjectTagger:
         return out
 
     def name_objects(self, words, tags):
-        """`name_objects` with this tagger's `known` classes left as the captioner said them."""
-        return name_objects(words, [t for t in tags if t.synset not in self.known])
+        """`name_objects` with this tagger's `known` classes, and the tags of familiar photos, left as the
+        captioner said them."""
+        return name_objects(words, [t for t in tags if t.synset not in self.known and not t.familiar_photo])
 
     def config(self):
         """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
         return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
                 "top_k": self.top_k, "min_probability": self.min_probability, "search": self.search,
                 "max_constraints": self.max_constraints, "deadline": self.deadline,
-                "known": sorted(self.known), **self.fitted}
+                "known": sorted(self.known),
+                **({"familiar": self.familiar, "familiar_threshold": self.familiar_threshold} if self.familiar else {}),
+                **self.fitted}
 
 
 def fit_known(tagger, pooled, min_images=3, probability=None):
@@ -240,6 +280,38 @@ def fit_known(tagger, pooled, min_images=3, probability=None):
                 counts[tag.synset] = counts.get(tag.synset, 0) + 1
     return {"known": sorted(s for s, n in counts.items() if n >= min_images), "fitted_on_images": int(len(pooled)),
             "fitted_min_images": int(min_images), "fitted_probability": probability}
+
+
+def decode_centroids(text, channels):
+    """`fit_familiar`'s base64 text -> float32 (K, channels) unit rows."""
+    raw = np.frombuffer(base64.b64decode(text.encode("ascii")), np.float16)
+    if raw.size == 0 or raw.size % channels:
+        raise ValueError(f"ObjectTagger: familiar holds {raw.size} numbers, not K x {channels}")
+    return raw.reshape(-1, channels).astype(np.float32)
+
+
+def fit_familiar(pooled, centroids=64, quantile=0.05, held_out=0.2, seed=0):
+    """What a familiar photo is, from the captioner's training photos' pooled features (N, C).
+
+    k-means (`centroids` of them) on the unit-normalized features of (1 - `held_out`) of the photos;
+    the threshold is the `quantile` of the other photos' cosine to their nearest centroid, so that
+    about 1 - `quantile` of photos like the training ones count as familiar. Returns the tagger
+    settings {"familiar", "familiar_threshold", "fitted_familiar_*"}."""
+    from sklearn.cluster import KMeans
+
+    x = np.asarray(pooled, np.float32)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    order = np.random.default_rng(seed).permutation(len(x))
+    n_held = max(1, int(round(len(x) * held_out)))
+    held, fit = x[order[:n_held]], x[order[n_held:]]
+    if len(fit) < centroids:
+        raise ValueError(f"fit_familiar: {len(fit)} photos to fit {centroids} centroids on")
+    means = KMeans(int(centroids), n_init=1, random_state=seed).fit(fit).cluster_centers_
+    means = (means / np.linalg.norm(means, axis=1, keepdims=True)).astype(np.float16)
+    threshold = float(np.quantile((held @ means.astype(np.float32).T).max(axis=1), quantile))
+    return {"familiar": base64.b64encode(means.tobytes()).decode("ascii"), "familiar_threshold": round(threshold, 4),
+            "fitted_familiar_centroids": int(centroids), "fitted_familiar_quantile": float(quantile),
+            "fitted_familiar_photos": int(len(x))}
 
 
 def _article(word):

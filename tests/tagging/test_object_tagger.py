@@ -1,6 +1,8 @@
 """The object tagger: WordNet words of ImageNet classes, calibrated probabilities, the token
 bonus of the search, the names filled in, and the bundled captioner naming real photos."""
 
+import base64
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,50 @@ def test_classes_the_training_photos_show_are_known_and_get_no_bonus_and_no_name
     assert known.config()["known"] == ["golden_retriever.n.01"] and known.config()["fitted_min_images"] == 3
     with pytest.raises(TypeError, match="unknown setting"):
         ObjectTagger("efficientnet_lite0", vocab, treshold=0.4)
+
+
+def test_photos_like_the_training_photos_are_familiar_and_their_tags_neither_steer_nor_name():
+    """fit_familiar: k-means centroids of the training photos and a threshold at a quantile of held-out
+    photos' closeness; a familiar photo's tags do not steer, whatever the class, and the settings
+    survive the model's config (base64 float16)."""
+    from captioner.tagging.object_tagger import decode_centroids, fit_familiar
+
+    rng = np.random.default_rng(0)
+    channels = 1280
+    centres = rng.normal(size=(3, channels))
+    train = centres[rng.integers(0, 3, 600)] + 0.3 * rng.normal(size=(600, channels))
+    fitted = fit_familiar(train, centroids=3, quantile=0.05)
+    assert fitted["fitted_familiar_centroids"] == 3 and fitted["fitted_familiar_photos"] == 600
+    assert decode_centroids(fitted["familiar"], channels).shape == (3, channels)
+    vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, **fitted)
+    new_like_train = centres[rng.integers(0, 3, 200)] + 0.3 * rng.normal(size=(200, channels))
+    assert 0.85 <= np.mean(tagger.familiarity(new_like_train) >= tagger.familiar_threshold) <= 1.0
+    assert not np.any(tagger.familiarity(rng.normal(size=(50, channels))) >= tagger.familiar_threshold)
+
+    # a photo exactly at a centroid is familiar; the espresso photo is not: only its tag steers
+    # (two directions the head does not see, so the photos differ though the classes stay the same)
+    null = np.linalg.svd(tagger.kernel.T)[2][-2:]  # (2, C): kernel.T @ v = 0
+    photos = pooled_for(tagger, [TABBY, ESPRESSO])
+    photos = photos + 10 * np.linalg.norm(photos, axis=1, keepdims=True) * null
+    unit = photos[:1] / np.linalg.norm(photos[:1])
+    assert float((unit @ (photos[1:] / np.linalg.norm(photos[1:])).T)[0, 0]) < 0.9
+    familiar = base64.b64encode(unit.astype(np.float16).tobytes()).decode("ascii")
+    gated = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, familiar=familiar, familiar_threshold=0.99)
+    tags = gated.tag(photos)
+    assert tags[0][0].word == "cat" and tags[0][0].familiar_photo and not gated.steers(tags[0][0])
+    assert tags[1][0].word == "coffee" and not tags[1][0].familiar_photo and gated.steers(tags[1][0])
+    bonus = gated.token_bonus(tags)
+    assert bonus[0].max() == 0 and bonus[1, vocab.token_to_id("coffee")] > 0
+    assert gated.name_objects("a cat sits".split(), tags[0]) == "a cat sits".split()
+    assert tags[0][0].as_dict()["familiar_photo"] is True
+    # the saved settings rebuild the same test; without them every photo may be steered
+    again = ObjectTagger("efficientnet_lite0", vocab, **gated.config())
+    assert [t.familiar_photo for t in again.tag(photos)[0]] == [t.familiar_photo for t in tags[0]]
+    plain = ObjectTagger("efficientnet_lite0", vocab)
+    assert plain.familiarity(photos) is None and not any(t.familiar_photo for ts in plain.tag(photos) for t in ts)
+    with pytest.raises(ValueError, match="photos to fit"):
+        fit_familiar(train[:10], centroids=64)
 
 
 def tag(word, name, synset, p):
