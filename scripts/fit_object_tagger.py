@@ -70,6 +70,10 @@ def main(argv=None):
     parser.add_argument("--min-images", type=int, default=3)
     parser.add_argument("--bonus", type=float, default=8.0, help="nats on a novel object's word (times its probability)")
     parser.add_argument("--threshold", type=float, default=0.5, help="a tag at least this probable is confident")
+    parser.add_argument("--search", choices=("bonus", "constrained"), default="bonus",
+                        help="how a steering tag enters the beam search: a bonus on its word, or a constraint")
+    parser.add_argument("--deadline", type=int, default=0,
+                        help="constrained: one tag's word within the caption's first N words (0: anywhere)")
     parser.add_argument("--known-probability", type=float, default=None,
                         help="a class is seen on a training photo when its tag is at least this probable (default: --threshold)")
     parser.add_argument("--familiar-centroids", type=int, default=64,
@@ -82,6 +86,8 @@ def main(argv=None):
         parser.error("give --images and --image-dir (fit), or --from-model (copy)")
     if args.min_images < 1 or not 0 < args.threshold <= 1 or not 0 <= args.bonus <= 100 or args.batch_size < 1:
         parser.error("--min-images >= 1, 0 < --threshold <= 1, 0 <= --bonus <= 100, --batch-size >= 1")
+    if args.deadline < 0:
+        parser.error("--deadline must be >= 0")
     if args.familiar_centroids < 0 or not 0 < args.familiar_quantile < 1:
         parser.error("--familiar-centroids >= 0 and 0 < --familiar-quantile < 1")
 
@@ -120,7 +126,7 @@ def main(argv=None):
             pooled, skipped = store.load(names, grid=False)["pooled"].astype("float32"), 0
     else:
         pooled, skipped = pooled_features(model, paths, args.batch_size)
-    model.set_tagger(bonus=args.bonus, threshold=args.threshold)
+    model.set_tagger(bonus=args.bonus, threshold=args.threshold, search=args.search, deadline=args.deadline)
     settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability)
     if args.familiar_centroids:
         settings.update(fit_familiar(pooled, args.familiar_centroids, args.familiar_quantile))
@@ -132,7 +138,8 @@ def main(argv=None):
     ModelCard.record_step(args.model, "scripts/fit_object_tagger.py", argv if argv is not None else sys.argv[1:],
                           extra={"object_tagger": record, "storage": storage_record(model, args.model)})
     print(f"{args.model}: {len(settings['known'])} known classes from {len(pooled)} photos "
-          f"({skipped} skipped); bonus {args.bonus}, threshold {args.threshold}")
+          f"({skipped} skipped); {args.search} search, bonus {args.bonus}, threshold {args.threshold}, deadline "
+          f"{args.deadline}")
     return 0
 
 
