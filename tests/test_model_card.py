@@ -51,7 +51,7 @@ def test_legacy_card_maps_onto_the_schema_and_keeps_everything(tmp_path):
 def test_training_command_is_the_last_training_step():
     card = ModelCard(model="m.keras", task="caption",
                      command=["captioner extract imgs --output f.h5", "captioner train caption --features f.h5",
-                              "python scripts/sweep_beam_alpha.py --model m.keras"])
+                              "captioner sweep caption --model m.keras --features f.h5 --grid beam_size=1,2"])
     assert card.training_command == "captioner train caption --features f.h5"
     assert card.commands[0].startswith("captioner extract")
     assert ModelCard(model="m.keras", task="vqa", command="python x.py").training_command == "python x.py"

@@ -1,5 +1,5 @@
-"""`captioner model ensemble|set-defaults|add-truecaser|slim-backbone`: tools that make or change a
-model file after training.
+"""`captioner model ensemble|set-defaults|add-truecaser|slim-backbone|tune-rescorer`: tools that make
+or change a model file after training.
 
     captioner model ensemble runs/s1/m.keras runs/s2/m.keras --output ensemble.keras [--combine product|mixture]
         [--beam-size K --alpha A]
@@ -31,6 +31,14 @@ translate` builds it; cased and lower-cased sacreBLEU before and after on its he
 (models saved before `Backbone.feature_model`), after checking on random pixels that the features
 are bit-identical; sizes before and after go into ``extra.slim_backbone``.
 
+``tune-rescorer`` fits a transliteration model's n-best re-ranker (a character LM and the word list
+of the TRAINING lexicon, `LexiconRescorer`) on the even half of a Dakshina dev lexicon's distinct
+romanizations, reports it on the odd half and on all of dev (and the other way round, as a
+check), choosing beam, alpha, LM order and LM over types or counts on the tuning half
+(`captioner.decoding.rescorer_tuning`); decoded n-best lists can be cached (--cache-dir). With
+--output the model is saved there with the chosen rescorer, beam and alpha, its card following,
+and the figures are checked again by decoding with the saved file.
+
 Every tool rewrites the file atomically (one `.keras`, safe-mode loadable) and appends its command
 to the model's card.
 """
@@ -49,7 +57,7 @@ def register(subparsers):
     import argparse
 
     p = subparsers.add_parser(NAME, help="make or change a model file: ensemble, set-defaults, add-truecaser, "
-                              "slim-backbone",
+                              "slim-backbone, tune-rescorer",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tools = p.add_subparsers(dest="tool", metavar="TOOL")
     e = tools.add_parser("ensemble", help="join models of one kind into one ensemble .keras file",
@@ -73,14 +81,9 @@ def register(subparsers):
     t = tools.add_parser("add-truecaser", help="give a lower-cased word translator a truecaser from its training "
                          "targets", description=__doc__.split("\n\n")[4])
     t.add_argument("--model", required=True, help="a word-level Seq2Seq translator .keras (rewritten in place)")
-    t.add_argument("--format", required=True, choices=("anki", "multi30k"))
-    t.add_argument("--data", required=True, help="anki: the TSV file; multi30k: the folder")
-    t.add_argument("--source", default="en", help="multi30k: source language")
-    t.add_argument("--target", default="de", help="multi30k: target language")
-    t.add_argument("--reverse", action="store_true", help="anki: column 2 -> column 1 (French -> English)")
-    t.add_argument("--dev-size", type=int, default=1000, help="multi30k: as `train translate` (default 1000)")
-    t.add_argument("--dev-fraction", type=float, default=0.03, help="anki: as `train translate`")
-    t.add_argument("--test-fraction", type=float, default=0.05, help="anki: as `train translate`")
+    from captioner.training.translation_data import add_split_arguments
+
+    add_split_arguments(t)
     t.add_argument("--beam-size", type=int, default=None, help="default: the model's")
     t.add_argument("--dry-run", action="store_true", help="measure only; leave the file and its card alone")
     t.set_defaults(func=run_add_truecaser)
@@ -89,6 +92,22 @@ def register(subparsers):
     b.add_argument("--model", required=True, help="a pixel model .keras file (rewritten in place)")
     b.add_argument("--seed", type=int, default=0, help="seed of the random pixels the check uses")
     b.set_defaults(func=run_slim_backbone)
+    r = tools.add_parser("tune-rescorer", help="fit a transliteration model's n-best re-ranker on half of dev",
+                         description=__doc__.split("\n\n")[6])
+    datasets = os.path.join("..", "shared", "datasets", "dakshina-hi")
+    r.add_argument("--model", required=True, help="a character-level transliteration .keras file")
+    r.add_argument("--train", default=os.path.join(datasets, "hi.translit.sampled.train.tsv"),
+                   help="the training lexicon (the rescorer's word list and LM)")
+    r.add_argument("--dev", default=os.path.join(datasets, "hi.translit.sampled.dev.tsv"),
+                   help="the dev lexicon (tuned on its even half, reported on its odd half)")
+    r.add_argument("--settings", default="10:1.0", help="beam:alpha,... decoded and tuned over (default 10:1.0)")
+    r.add_argument("--lm-orders", default="3,4,5,6", help="character LM orders tried (default 3,4,5,6)")
+    r.add_argument("--method", default="maxent", choices=("maxent", "grid"),
+                   help="the weights: maximum-likelihood log-linear re-ranker, or the best grid point")
+    r.add_argument("--cache-dir", help="keep the decoded n-best lists here (JSON; a re-run only re-tunes)")
+    r.add_argument("--json", help="write the figures here")
+    r.add_argument("--output", help="save the model with the chosen rescorer here (atomically)")
+    r.set_defaults(func=run_tune_rescorer)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
@@ -353,4 +372,35 @@ def run_slim_backbone(args):
                           extra={"slim_backbone": {"bytes": {"before": before, "after": after}, "parameters": params}})
     print(f"{args.model}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB, "
           f"{params['before']:,} -> {params['after']:,} parameters")
+    return 0
+
+
+def run_tune_rescorer(args):
+    import json
+
+    from captioner.decoding.rescorer_tuning import tune_rescorer
+    from captioner.errors import InputError
+    from captioner.io import write_json
+    from captioner.model_card import ModelCard, card_path
+
+    try:
+        settings = [(int(b), float(a)) for b, a in (item.split(":") for item in args.settings.split(","))]
+        orders = [int(o) for o in args.lm_orders.split(",")]
+    except ValueError:
+        raise InputError(f"--settings {args.settings!r} / --lm-orders {args.lm_orders!r}: expected "
+                         "BEAM:ALPHA,... and N,...") from None
+    if any(b < 1 for b, _ in settings) or any(o < 1 for o in orders):
+        raise InputError("beam widths and LM orders must be >= 1")
+    report = tune_rescorer(args.model, args.train, args.dev, settings, orders, args.method, args.cache_dir,
+                           args.output)
+    print(json.dumps({"chosen": report["chosen"], "with_rescorer": report["with_rescorer"]}, ensure_ascii=False))
+    if args.json:
+        write_json(args.json, report)
+    if args.output:
+        card = ModelCard.find(args.model)
+        if card is not None and os.path.abspath(card_path(args.output)) != os.path.abspath(card_path(args.model)):
+            card.save(args.output)  # the card follows the model (atomically)
+        ModelCard.record_step(args.output, "captioner", ["model", "tune-rescorer", *_argv_after(args, "tune-rescorer")],
+                              extra={"rescorer": {"chosen": report["chosen"], "with_rescorer": report["with_rescorer"],
+                                                  "saved_model": report["saved_model"]}})
     return 0

@@ -5,6 +5,19 @@ import collections
 import time
 
 
+def add_split_arguments(parser):
+    """The options that rebuild `captioner train translate`'s splits of an Anki TSV or a Multi30k folder
+    (for the tools that score a trained translator on them), with the same defaults."""
+    parser.add_argument("--format", required=True, choices=("anki", "multi30k"))
+    parser.add_argument("--data", required=True, help="anki: the TSV file; multi30k: the folder")
+    parser.add_argument("--source", default="en", help="multi30k: source language")
+    parser.add_argument("--target", default="de", help="multi30k: target language")
+    parser.add_argument("--reverse", action="store_true", help="anki: column 2 -> column 1 (French -> English)")
+    parser.add_argument("--dev-size", type=int, default=1000, help="multi30k: as `train translate` (default 1000)")
+    parser.add_argument("--dev-fraction", type=float, default=0.03, help="anki: as `train translate`")
+    parser.add_argument("--test-fraction", type=float, default=0.05, help="anki: as `train translate`")
+
+
 def load_translation_data(args):
     """-> (train pairs, dev pairs, eval pairs, eval split name, data description, source lang)."""
     from captioner.data.multi30k import load_multi30k, read_parallel

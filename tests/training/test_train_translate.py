@@ -69,22 +69,15 @@ def test_train_translate_end_to_end_with_copy_unk(tmp_path):
     assert card["config"]["copy_unk_rate"] == 0.3
     assert 0 <= card["metrics"]["test_beam5"]["BLEU"] <= 100
 
-    # scripts/sweep_coverage.py rebuilds the same splits: its beta-0 row at the model's alpha is
+    # `captioner sweep translate` rebuilds the same splits: its beta-0 row at the model's alpha is
     # the test BLEU the training run reported
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "scripts" / "sweep_coverage.py"
-    spec = importlib.util.spec_from_file_location("sweep_coverage", path)
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)
     report = tmp_path / "sweep.json"
-    assert sweep.main(["--model", str(out / "model.keras"), "--format", "anki", "--data", _anki(tmp_path),
-                       "--reverse", "--dev-fraction", "0.2", "--test-fraction", "0.2", "--betas", "0,0.2",
-                       "--output", str(report)]) == 0
+    assert main(["sweep", "translate", "--model", str(out / "model.keras"), "--format", "anki", "--data",
+                 _anki(tmp_path), "--reverse", "--dev-fraction", "0.2", "--test-fraction", "0.2",
+                 "--grid", "coverage_penalty=0,0.2", "--output", str(report)]) == 0
     rows = json.loads(report.read_text())["rows"]
-    assert [(r["alpha"], r["beta"]) for r in rows] == [(1.0, 0.0), (1.0, 0.2)]
-    assert rows[0]["test_BLEU"] == card["metrics"]["test_beam5"]["BLEU"]
+    assert [r["setting"] for r in rows] == [{"coverage_penalty": 0.0}, {"coverage_penalty": 0.2}]
+    assert rows[0]["test"]["BLEU"] == card["metrics"]["test_beam5"]["BLEU"]
 
 
 @pytest.mark.parametrize("rate", ["1", "-0.1"])
