@@ -6,7 +6,7 @@ import json
 
 from captioner.errors import InputError, text_file_errors
 
-__all__ = ["read_json"]
+__all__ = ["json_objects", "read_json"]
 
 
 def read_json(path, encoding="utf-8"):
@@ -17,3 +17,23 @@ def read_json(path, encoding="utf-8"):
             return json.load(f)
         except json.JSONDecodeError as e:
             raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") from None
+
+
+def json_objects(path, expected="a JSON object", lines=None):
+    """(where, object) of each non-blank line of the JSON-lines file at `path`, in order: where is
+    "path:line". The file is read as `read_text_lines` reads (plain or gzip, UTF-8, a byte-order mark
+    skipped), or `lines` are used instead. A line that is not JSON, or not an object, raises
+    InputError naming path:line (`expected` says what an object should be)."""
+    from captioner.data.tsv_pairs import read_text_lines
+
+    for number, line in enumerate(read_text_lines(path) if lines is None else lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{where}: not valid JSON ({e.msg}, column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{where}: expected {expected}, got {type(obj).__name__}")
+        yield where, obj

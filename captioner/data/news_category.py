@@ -17,7 +17,6 @@ field that is not a string; non-UTF-8 bytes name the line too.
 
 from __future__ import annotations
 
-import json
 
 from captioner.data.headlines import (
     DEV_FRACTION,
@@ -25,7 +24,7 @@ from captioner.data.headlines import (
     HeadlinePair,
     split_headlines,
 )
-from captioner.data.tsv_pairs import read_text_lines
+from captioner.data.json_file import json_objects
 from captioner.errors import InputError
 
 __all__ = ["NEWS_CATEGORY_SALT", "load_news_category", "split_news_category"]
@@ -37,16 +36,7 @@ _FIELDS = ("link", "headline", "short_description", "category")
 def load_news_category(path) -> HeadlineCorpus:
     """Description -> headline pairs of a News Category JSON-lines file (plain or .gz), in file order."""
     pairs, dropped = [], []
-    for line_no, line in enumerate(read_text_lines(path), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{line_no}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{where}: not valid JSON ({e.msg}, column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for where, obj in json_objects(path):
         for key in _FIELDS:
             if key not in obj:
                 raise InputError(f"{where}: missing {key!r}")

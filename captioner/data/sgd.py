@@ -21,6 +21,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from captioner.data.json_file import json_objects
 from captioner.errors import InputError
 
 __all__ = ["SPEAKERS", "Dialogue", "ResponseExample", "load_sgd", "read_jsonl_dialogue", "read_plain_dialogue",
@@ -124,18 +125,13 @@ def read_jsonl_dialogue(path) -> Dialogue:
 
     text, _ = read_text_file(path)  # a binary file is refused, not read as a 1,500-turn dialogue
     turns = []
-    for n, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            t = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{n}: not JSON ({e.msg})") from None
-        speaker = t.get("speaker") if isinstance(t, dict) else None
+    expected = '{"speaker": "USER"|"SYSTEM", "utterance": text}'
+    for where, t in json_objects(path, expected, lines=text.split("\n")):
+        speaker = t.get("speaker")
         if not isinstance(speaker, str) or speaker.upper() not in SPEAKERS or not isinstance(t.get("utterance"), str):
-            raise InputError(f"{path}:{n}: expected {{\"speaker\": \"USER\"|\"SYSTEM\", \"utterance\": text}}")
+            raise InputError(f"{where}: expected {expected}")
         if not t["utterance"].strip():
-            raise InputError(f"{path}:{n}: an empty {speaker.upper()} turn")
+            raise InputError(f"{where}: an empty {speaker.upper()} turn")
         turns.append((speaker.upper(), t["utterance"]))
     if not turns:
         raise InputError(f"{path}: no turns (expected one {{\"speaker\", \"utterance\"}} object a line)")

@@ -4,10 +4,9 @@ annotators did not agree: those pairs are skipped, as is standard) and ``pairID`
 
 from __future__ import annotations
 
-import json
 
 from captioner.data.sick import EntailmentPair
-from captioner.data.tsv_pairs import read_text_lines
+from captioner.data.json_file import json_objects
 from captioner.errors import InputError
 
 __all__ = ["load_snli"]
@@ -19,28 +18,20 @@ def load_snli(path, split="") -> list[EntailmentPair]:
     """Pairs of an SNLI jsonl file (plain or .gz), labels mapped to the SICK names
     (NEUTRAL / ENTAILMENT / CONTRADICTION); ``gold_label == "-"`` lines are skipped."""
     pairs = []
-    for line_no, line in enumerate(read_text_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{line_no}: not valid JSON ({e.msg}, column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{line_no}: expected a JSON object, got {type(obj).__name__}")
+    for where, obj in json_objects(path):
         for key in ("sentence1", "sentence2", "gold_label"):
             if key not in obj:
-                raise InputError(f"{path}:{line_no}: missing {key!r}")
+                raise InputError(f"{where}: missing {key!r}")
         gold = str(obj["gold_label"]).strip().lower()
         if gold == "-":
             continue
         if gold not in _LABELS:
-            raise InputError(f"{path}:{line_no}: unknown gold_label {obj['gold_label']!r}")
+            raise InputError(f"{where}: unknown gold_label {obj['gold_label']!r}")
         premise, hypothesis = str(obj["sentence1"]).strip(), str(obj["sentence2"]).strip()
         if not premise or not hypothesis:
-            raise InputError(f"{path}:{line_no}: empty sentence1 or sentence2")
+            raise InputError(f"{where}: empty sentence1 or sentence2")
         pairs.append(EntailmentPair(premise, hypothesis, _LABELS[gold], str(obj.get("pairID", "")), split,
-                                    None, f"{path}:{line_no}"))
+                                    None, where))
     if not pairs:
         raise InputError(f"{path}: no labelled pairs")
     return pairs

@@ -84,7 +84,7 @@ def test_json_lines_dialogue(model_path, tmp_path):
     assert not is_sgd and d.turns == (("USER", "I need a flight to rome."), ("SYSTEM", "Which date do you fly?"),
                                       ("USER", "Next monday."))
     for text, message in (('{"speaker": "USER", "utterance": "hi"}\n{"speaker": "BOT", "utterance": "x"}\n', ":2: "),
-                          ('{"speaker": "USER", "utterance": "hi"}\n{"speaker": \n', ":2: not JSON"),
+                          ('{"speaker": "USER", "utterance": "hi"}\n{"speaker": \n', ":2: not valid JSON"),
                           ('{"speaker": "USER"}\n', ":1: expected")):
         bad = tmp_path / "bad.jsonl"
         bad.write_text(text)

@@ -34,8 +34,20 @@ def test_bad_lines_are_named(tmp_path, line, message):
 
 
 def test_missing_and_empty_files(tmp_path):
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="file not found"):
         read_qa_jsonl(str(tmp_path / "none.jsonl"))
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(InputError, match="no question rows"):
         read_qa_jsonl(str(tmp_path / "empty.jsonl"))
+
+
+def test_a_gzip_file_and_a_byte_order_mark_are_read_like_the_other_json_lines_readers(tmp_path):
+    """The JSON-lines readers share one loop (captioner.data.json_file.json_objects)."""
+    import gzip
+
+    rows = b'\xef\xbb\xbf{"image": "a.jpg", "question": "what is it?", "answer": "dog"}\n\n' \
+           b'{"image": "b.jpg", "question": "how many?", "answer": "2", "type": "number"}\n'
+    (tmp_path / "qa.jsonl.gz").write_bytes(gzip.compress(rows))
+    data = read_qa_jsonl(tmp_path / "qa.jsonl.gz", images_dir="imgs")
+    assert [q.answer for q in data.questions] == ["dog", "2"]
+    assert [q.question_id for q in data.questions] == ["qa.jsonl.gz:1", "qa.jsonl.gz:3"]
