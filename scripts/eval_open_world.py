@@ -10,9 +10,10 @@ the class names filled in.
 
 * ImageNet sample (500 real photos, one per even class; never trained on): the share of
   captions that name the photo's class or a WordNet hypernym of it ("fish" for a tench; the
-  generic hypernyms of GENERIC below, "animal", "device", "food", do not count), overall and by
-  coarse group, and the tagger's own top-1. The softmax temperature is fitted (NLL) on the
-  photos of classes 0, 4, 8, ... and its calibration (ECE, 15 bins) reported on the others.
+  generic hypernyms, "animal", "device", "food", do not count: `captioner.metrics.object_naming`),
+  overall and by coarse group, and the tagger's own top-1. The softmax temperature is fitted
+  (NLL) on the photos of classes 0, 4, 8, ... and its calibration (ECE, 15 bins) reported on the
+  others.
 * Flickr8k dev (first --dev-limit photos): BLEU-4 / METEOR / CIDEr, CHAIR (object words no
   reference names: ``captioner.metrics.hallucination``) and the mean caption length, so the
   tags do not cost the captioner its home ground.
@@ -49,43 +50,6 @@ def caption_all(model, features, objects, batch=32):
         out = model.generate_from_features(features[start:start + batch], objects=objects)
         captions.extend(model.decode_outputs(out))
     return captions
-
-
-# WordNet hypernyms that name nothing in particular: a caption saying "an animal" or "a device"
-# does not name a tabby or a hair dryer
-GENERIC = frozenset(w.replace("_", " ") for w in """
-entity physical_entity object physical_object whole unit artifact artefact organism being living_thing
-animate_thing animal animate_being beast brute creature fauna person individual someone somebody mortal soul
-device container instrumentality instrumentation structure construction thing matter substance material stuff
-food nutrient solid_food foodstuff food_product covering commodity goods consumer_goods equipment implement
-article abstraction part piece component component_part constituent vertebrate craniate chordate invertebrate
-plant flora plant_life natural_object geological_formation formation place location area region vehicle
-conveyance transport way system mechanism machine fluid liquid solid produce
-""".split())
-
-# coarse groups, by the first of these words on a class's hypernym chain (else "other artifact")
-GROUPS = [("dog", "dog"), ("bird", "bird"), ("mammal", "other mammal"), ("fish", "fish, reptile, amphibian"),
-          ("reptile", "fish, reptile, amphibian"), ("amphibian", "fish, reptile, amphibian"),
-          ("invertebrate", "invertebrate"), ("food", "food, plant"), ("plant", "food, plant"),
-          ("conveyance", "vehicle"), ("clothing", "clothing"), ("device", "device, instrument"),
-          ("instrument", "device, instrument"), ("container", "container"), ("structure", "structure")]
-
-
-def coarse_group(entry):
-    chain = [w for level in entry["hypernyms"] for w in level]
-    return next((group for word, group in GROUPS if word in chain), "other")
-
-
-def naming_words(entry):
-    """The words that name the class: its lemmas and name, and its hypernyms but the GENERIC ones."""
-    words = set(entry["lemmas"]) | {entry["name"].lower()} | {w for level in entry["hypernyms"] for w in level}
-    return {w for w in words if w not in GENERIC}
-
-
-def mentions(text, entry):
-    """Whether `text` names the class (a lemma or its name) or a non-generic hypernym of it."""
-    padded = f" {text.lower()} "
-    return any(f" {w} " in padded or f" {w}s " in padded or f" {w}es " in padded for w in naming_words(entry))
 
 
 def ece(probs, labels, bins=15):
@@ -126,6 +90,7 @@ def main(argv=None):
 
     import captioner  # noqa: F401
     from captioner.io import write_json
+    from captioner.metrics.object_naming import coarse_group, mentions
     from captioner.tagging.object_tagger import imagenet_classes
 
     model = keras.models.load_model(args.model)

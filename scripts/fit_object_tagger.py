@@ -7,9 +7,10 @@
     python scripts/fit_object_tagger.py --model assets/models/flickr8k_video_caption.keras \\
         --from-model assets/models/flickr8k_attention.keras
 
-The second form gives a video captioner the tagger settings fitted for an image captioner
-trained on the same photos (the video captioner's training clips are pans over them): its
-known classes, bonus and threshold, nothing else.
+The second form gives a video captioner (or a VQA model) the tagger settings fitted for an image
+captioner trained on the same photos (the video captioner's training clips are pans over them, the
+VQA model's questions were made from their captions): its known classes, familiar-photo test,
+search, bonus and threshold, nothing else.
 
 Runs the captioner's backbone over the training photos (the list file names one photo per
 line, as Flickr8k's split files do), finds the ImageNet classes the tagger is confident of on at
@@ -97,9 +98,10 @@ def main(argv=None):
     from captioner.models.loading import load_model_file
     from captioner.models.storage import save_model, storage_record
     from captioner.models.video_captioner import VideoCaptioner
+    from captioner.models.vqa_model import VQAModel
     from captioner.tagging.object_tagger import fit_familiar, fit_known
 
-    model = load_model_file(args.model, (ImageCaptioner, VideoCaptioner), "a captioner")
+    model = load_model_file(args.model, (ImageCaptioner, VideoCaptioner, VQAModel), "a captioner or a VQA model")
     if not model.can_tag_objects:
         sys.exit(f"error: {args.model}: its backbone {model.backbone.name!r} has no ImageNet head to tag with")
     if args.from_model:

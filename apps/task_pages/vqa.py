@@ -133,7 +133,7 @@ if result is None:
     pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) at the backbone's size
     try:
         with st.spinner("Answering ..."), model_lock:
-            result = model.answer(pixels, question, top_k=5)
+            result = model.answer(pixels, question, top_k=5, objects=model.can_tag_objects)
     except InputError as exc:
         st.error(f"Cannot answer “{question}”: {exc}", icon=":material/error:")
         st.stop()
@@ -155,6 +155,10 @@ with text_col:
         st.markdown("### don't know")
         st.warning(f"The model does not know: {result.reason}. Its best guess, *{result.answer}* at "
                    f"{result.probability:.1%}, is shown only as such.", icon=":material/help:")
+    if result.from_tag:
+        st.caption(f"Named by the backbone's ImageNet classifier: the photo is unlike the VQA model's training "
+                   f"photos, and its answers do not hold this object (the VQA classifier said "
+                   f"*{result.model_answer}*).")
     m1, m2 = st.columns(2)
     m1.metric("Probability", f"{result.probability:.1%}")
     truth = answers_known.get(question)

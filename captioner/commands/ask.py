@@ -10,6 +10,10 @@ yes/no); "easy-vqa" (assets/models/easy_vqa.keras) knows only easy-VQA's coloure
 or a path to any saved VQAModel. When the model's "don't know" rule fires (a kind of
 question it was not trained on, or a confidence below the threshold chosen on dev photos)
 it says so and shows its best guess; answer rows then have "known": false and a "reason".
+Asked what a photo shows ("what is this?", "what animal is that?"), a model whose backbone has an
+ImageNet head answers from it on a photo unlike its training photos (--no-objects: the classifier
+alone): the row then has "from_tag": true, the classifier's own "model_answer", and the "objects"
+(tags) it chose from.
 
 Batch rows are `{"image": PATH, "question": TEXT}` (any other keys, e.g. an id, are copied
 to the answer row). Answer rows: `{"image", "question", "answer", "probability", "top_k":
@@ -53,6 +57,9 @@ def register(subparsers):
     p.add_argument("--attention-dir", help="write one PNG per answered question: the image and each hop's map")
     p.add_argument("--batch-size", "-b", type=int, default=32, help="questions per model call")
     p.add_argument("--json", action="store_true", help="single mode: print the answer row as JSON")
+    p.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                   help="answer 'what is this?' questions from the backbone's ImageNet head on unfamiliar photos "
+                        "(default: on)")
     p.set_defaults(func=run)
 
 
@@ -99,7 +106,7 @@ def run(args):
         raise InputError("give --image IMG --question TEXT, or --input Q.jsonl")
     model = load_model(args.model)
     pixels = model.load_pixels(args.image)
-    result = model.answer_batch([pixels], [args.question], top_k=args.top_k)[0]
+    result = model.answer_batch([pixels], [args.question], top_k=args.top_k, objects=args.objects)[0]
     if args.attention_dir and result.attention is not None:
         name = f"{Path(args.image).stem}_{_slug(args.question)}"
         print(f"attention: {save_attention(args.attention_dir, name, pixels, result)}", file=sys.stderr)
@@ -239,9 +246,11 @@ def _answer_rows(model, rows, base, args, write, start, progress=False):
             for j, e in enumerate(encoded):
                 ids[j, : len(e[0])] = e[0]
             pred = model.predict_ids(np.stack(pixels), ids, np.array(index))
-            for j, (k, keep, enc) in enumerate(good):
-                result = model.make_answer(keep["question"], enc, pred["probabilities"][j],
-                                           pred["attention"][j], top_k=args.top_k)
+            results = [model.make_answer(keep["question"], enc, pred["probabilities"][j], pred["attention"][j],
+                                         top_k=args.top_k) for j, (k, keep, enc) in enumerate(good)]
+            if args.objects:
+                model.answer_objects(np.stack(pixels), index, results)
+            for j, ((k, keep, _), result) in enumerate(zip(good, results)):
                 row = {**keep, **result.to_json()}
                 if args.attention_dir and result.attention is not None:
                     name = f"{first + k:05d}_{_slug(result.question)}"

@@ -35,7 +35,7 @@ are bit-identical; sizes before and after go into ``extra.slim_backbone``.
 of the TRAINING lexicon, `LexiconRescorer`) on the even half of a Dakshina dev lexicon's distinct
 romanizations, reports it on the odd half and on all of dev (and the other way round, as a
 check), choosing beam, alpha, LM order and LM over types or counts on the tuning half
-(`captioner.decoding.rescorer_tuning`); decoded n-best lists can be cached (--cache-dir). With
+(`captioner.inference.rescorer_tuning`); decoded n-best lists can be cached (--cache-dir). With
 --output the model is saved there with the chosen rescorer, beam and alpha, its card following,
 and the figures are checked again by decoding with the saved file.
 
@@ -378,7 +378,7 @@ def run_slim_backbone(args):
 def run_tune_rescorer(args):
     import json
 
-    from captioner.decoding.rescorer_tuning import tune_rescorer
+    from captioner.inference.rescorer_tuning import tune_rescorer
     from captioner.errors import InputError
     from captioner.io import write_json
     from captioner.model_card import ModelCard, card_path

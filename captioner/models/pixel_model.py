@@ -167,30 +167,7 @@ class PixelModel(keras.Model):
                 config[key] = getattr(self, key)
         return type(self).from_config({**config, "backbone": slim})
 
-
-class CaptionSearch:
-    """For a `PixelModel` that generates captions: beam-search defaults saved in the config
-    (`beam_size`, `alpha` the length penalty, `max_length`) and the beams of a `generate`
-    output as text."""
-
-    def set_search_defaults(self, beam_size, alpha, max_length):
-        from captioner.errors import check_model_settings
-
-        check_model_settings(type(self).__name__, beam_size, alpha, max_length)
-        self.beam_size = int(beam_size)
-        self.alpha = float(alpha)
-        self.max_length = int(max_length)
-
-    def search_options(self, beam_size=None, alpha=None, max_length=None):
-        """(beam_size, alpha, max_length), the model's defaults where None."""
-        return (self.beam_size if beam_size is None else int(beam_size),
-                self.alpha if alpha is None else float(alpha),
-                self.max_length if max_length is None else int(max_length))
-
-    def search_config(self):
-        return {"beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length}
-
-    # --- object tags from the backbone's ImageNet head (captioner.tagging), image and video alike ---
+    # --- object tags from the backbone's ImageNet head (captioner.tagging): captioners and VQA alike ---
 
     def object_tagger(self):
         """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
@@ -224,6 +201,31 @@ class CaptionSearch:
         tagger = self.object_tagger()
         tags = tagger.tag(np.asarray(pooled))
         return tags, tagger.search_inputs(tags)
+
+
+class CaptionSearch:
+    """For a `PixelModel` that generates captions: beam-search defaults saved in the config
+    (`beam_size`, `alpha` the length penalty, `max_length`) and the beams of a `generate`
+    output as text."""
+
+    def set_search_defaults(self, beam_size, alpha, max_length):
+        from captioner.errors import check_model_settings
+
+        check_model_settings(type(self).__name__, beam_size, alpha, max_length)
+        self.beam_size = int(beam_size)
+        self.alpha = float(alpha)
+        self.max_length = int(max_length)
+
+    def search_options(self, beam_size=None, alpha=None, max_length=None):
+        """(beam_size, alpha, max_length), the model's defaults where None."""
+        return (self.beam_size if beam_size is None else int(beam_size),
+                self.alpha if alpha is None else float(alpha),
+                self.max_length if max_length is None else int(max_length))
+
+    def search_config(self):
+        return {"beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length}
+
+    # --- the object tags of the captioners (captioner.tagging) ---
 
     def finish_tagged(self, out, tags, steering, alpha):
         """After the search: the output gains "objects" (the tags), and with a bonus the reported

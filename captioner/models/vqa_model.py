@@ -13,11 +13,20 @@ Questions are tokenized like every text of the project (`captioner.text.tokenize
 the vocabulary does not know become `<unk>`. Calling the model directly takes
 ``{"pixels": (B, H, W, 3) 0..255, "question": (B, T) int ids or (B,) strings}`` and returns
 ``{"probabilities": (B, A), "attention": (B, hops, R)}``.
+
+Asked what the object in a photo is ("what is this?", "what animal is this?", "what kind of dog
+is it?"; `is_object_question`), a model with an EfficientNet-Lite backbone can answer from the
+backbone's own ImageNet head instead (`answer_batch(..., objects=True)`, what `captioner ask`
+does by default): the tagger of the captioners (`captioner.tagging`, its settings and
+familiar-photo test saved in the model's config), on a photo unlike the VQA training photos, with
+a confident tag: the class's own name ("tabby", "espresso") or its word ("dog") answers. The
+answer vocabulary of a VQA model trained on Flickr8k questions holds neither.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import keras
 import numpy as np
@@ -41,6 +50,9 @@ class VQAAnswer:
     unknown_words: list         # question words outside the vocabulary
     known: bool = True          # False: the model says it does not know (see `dont_know_reason`)
     reason: str = ""            # why not, in words ("" when known)
+    objects: list = dataclasses.field(default_factory=list)  # an object question's tags (Tag.as_dict())
+    from_tag: bool = False      # the answer is a tag's name, not the classifier's (`model_answer` was)
+    model_answer: str = ""      # with from_tag: what the classifier answered
 
     @property
     def display(self):
@@ -55,7 +67,26 @@ class VQAAnswer:
                "unknown_words": self.unknown_words, "known": self.known}
         if not self.known:
             out["reason"] = self.reason
+        if self.objects:
+            out["objects"] = self.objects
+        if self.from_tag:
+            out.update(from_tag=True, model_answer=self.model_answer)
         return out
+
+
+# "what is this?", "what's in the picture?", "what animal is that?", "what kind of dog is it?"
+OBJECT_NOUNS = ("animal", "object", "thing", "bird", "dog", "cat", "fish", "insect", "bug", "plant", "flower", "food",
+                "fruit", "vegetable", "dish", "drink", "vehicle", "car", "boat", "instrument", "tool", "device",
+                "machine", "building", "structure", "creature", "item", "toy")
+_OBJECT_QUESTION = re.compile(
+    r"^what(?:'s|\s+is|\s+are)?\s+(?:(?:kind|type|sort|breed)\s+of\s+\w+\s+|(?:" + "|".join(OBJECT_NOUNS) + r")\s+)?"
+    r"(?:is\s+|are\s+)?(?:this|that|it|these|those|shown|in\s+(?:the|this)\s+(?:picture|photo|photograph|image))$")
+
+
+def is_object_question(question):
+    """Whether `question` asks what the photo shows (its object's name), not about it."""
+    text = re.sub(r"\s+", " ", str(question).lower()).strip().rstrip("?.! ").strip()
+    return bool(_OBJECT_QUESTION.match(text))
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -63,8 +94,9 @@ class VQAModel(PixelModel):
     vocabulary_key = "question_vocabulary"
 
     def __init__(self, backbone, classifier, question_vocabulary, answers, max_question_length=30,
-                 training_config=None, min_probability=0.0, question_starts=None, **kwargs):
+                 training_config=None, min_probability=0.0, question_starts=None, tagger=None, **kwargs):
         super().__init__(backbone, question_vocabulary, training_config, **kwargs)
+        self.tagger_config = dict(tagger or {})  # ObjectTagger settings (as a captioner's), for object questions
         self.classifier = deserialize(classifier)
         self.feature = self.classifier.feature
         self.answers = [str(a) for a in answers]
@@ -123,12 +155,14 @@ class VQAModel(PixelModel):
                                tf.convert_to_tensor(image_index, tf.int32))
         return {k: v.numpy() for k, v in out.items()}
 
-    def answer_batch(self, images, questions, top_k=5, batch_size=32):
+    def answer_batch(self, images, questions, top_k=5, batch_size=32, objects=False):
         """Answer ``questions[i]`` about ``images[i]``; one :class:`VQAAnswer` each, in order.
 
         ``images`` may also be a single image (every question is about it). Identical image
         paths are loaded and run through the backbone once. Errors (unreadable image, empty
         question) raise; see `captioner ask` for a batch that reports them row by row.
+        ``objects=True``: object questions may be answered by the backbone's ImageNet head
+        (`answer_objects`).
         """
         questions = list(questions)
         if isinstance(images, (list, tuple)):
@@ -154,14 +188,56 @@ class VQAModel(PixelModel):
             for row, i in enumerate(chunk):
                 ids[row, : len(encoded[i][0])] = encoded[i][0]
             out = self.predict_ids(np.stack(pixels), ids, np.array(index))
-            for row, i in enumerate(chunk):
-                results.append(self.make_answer(questions[i], encoded[i], out["probabilities"][row],
-                                            out["attention"][row], top_k))
+            answers = [self.make_answer(questions[i], encoded[i], out["probabilities"][row], out["attention"][row],
+                                        top_k) for row, i in enumerate(chunk)]
+            if objects:
+                self.answer_objects(np.stack(pixels), index, answers)
+            results.extend(answers)
         return results
 
-    def answer(self, image, question, top_k=5):
-        """Answer one question about one image: a :class:`VQAAnswer`."""
-        return self.answer_batch([image], [question], top_k=top_k)[0]
+    def object_tagger(self):
+        """The captioners' tagger over this model's answers: a class maps to the nearest answer on its
+        WordNet chain ("dog" for every breed), else to its own name ("espresso"); settings from the
+        config (`tagger`, e.g. a captioner's familiar-photo test)."""
+        if getattr(self, "_object_tagger", None) is None:
+            from captioner.tagging import ObjectTagger
+
+            if not self.can_tag_objects:
+                raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this VQA "
+                                 f"model's is {self.backbone.name!r}")
+            self._object_tagger = ObjectTagger(self.backbone.name, frozenset(self.answers), own_names=True,
+                                               **self.tagger_config)
+        return self._object_tagger
+
+    def answer_objects(self, pixels, index, answers):
+        """Object questions answered from the backbone's ImageNet head, in place: for each answer whose
+        question `is_object_question`, the tags of its image (``pixels[index[i]]``, the backbone run
+        once per such image) go into ``objects``; the most probable tag at least the tagger's
+        threshold probable, of a photo that is not familiar (the tagger's familiar-photo test), answers
+        instead: the class's own name when it alone is that probable, else its word. Returns `answers`.
+        A model whose backbone has no ImageNet head leaves them as they are."""
+        asked = [i for i, a in enumerate(answers) if is_object_question(a.question)]
+        if not asked or not self.can_tag_objects:
+            return answers
+        images = sorted({int(index[i]) for i in asked})
+        pooled = self.backbone(tf.convert_to_tensor(np.asarray(pixels)[images]), training=False)["pooled"]
+        tagger = self.object_tagger()
+        by_image = dict(zip(images, tagger.tag(np.asarray(pooled))))
+        for i in asked:
+            image_tags, result = by_image[int(index[i])], answers[i]
+            result.objects = [t.as_dict() for t in image_tags]
+            top = next((t for t in image_tags if t.probability >= tagger.threshold and not t.familiar_photo), None)
+            if top is None:
+                continue
+            name = top.name.lower() if top.name_probability >= tagger.threshold else top.word
+            result.model_answer, result.from_tag = result.answer, True
+            result.answer, result.probability, result.known, result.reason = name, top.probability, True, ""
+            result.top_k = [(name, top.probability)] + [(a, p) for a, p in result.top_k if a != name][:-1]
+        return answers
+
+    def answer(self, image, question, top_k=5, objects=False):
+        """Answer one question about one image: a :class:`VQAAnswer` (`objects`: as `answer_batch`)."""
+        return self.answer_batch([image], [question], top_k=top_k, objects=objects)[0]
 
     def make_answer(self, question, encoded, probs, alphas, top_k=5):
         """A :class:`VQAAnswer` from one row of `predict_ids` output; `encoded` from `encode_question`."""
@@ -204,4 +280,6 @@ class VQAModel(PixelModel):
                   "answers": list(self.answers), "max_question_length": self.max_question_length}
         if self.min_probability or self.question_starts:  # a file made before the rule keeps its config
             config.update(min_probability=self.min_probability, question_starts=list(self.question_starts))
+        if self.tagger_config:
+            config["tagger"] = self.tagger_config
         return config

@@ -84,12 +84,13 @@ def imagenet_head(variant):
     return np.asarray(state["_fc.weight"], np.float32).T.copy(), np.asarray(state["_fc.bias"], np.float32)
 
 
-def class_words(vocabulary):
+def class_words(vocabulary, own_names=False):
     """For each of the 1,000 classes: the vocabulary word that names it (its own lemma, else the
-    nearest hypernym's), or None when no single word on its chain is in the vocabulary."""
+    nearest hypernym's), or None when no single word on its chain is in the vocabulary (with
+    `own_names`: the class's own name then, "espresso", "great white shark")."""
     out = []
     for entry in imagenet_classes():
-        found = None
+        found = entry["name"].lower() if own_names else None
         for level in [entry["lemmas"]] + entry["hypernyms"]:
             words = [w for w in level if " " not in w and "-" not in w and w in vocabulary]
             if words:
@@ -117,6 +118,8 @@ class ObjectTagger:
             the caption must hold the word, the search chooses where).
         max_constraints: at most this many steering tags per image become constraints (the
             search keeps 2 ** C beams per beam), the most probable first.
+        own_names: a class no vocabulary word names is tagged by its own name (a VQA model's answers:
+            "espresso" where no answer is; such a tag cannot steer a caption's search).
         deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
             words (the tagged object as the subject); 0: anywhere.
         familiar: `fit_familiar`'s centroids of the training photos (base64 of float16 (K, C) unit
@@ -130,7 +133,7 @@ class ObjectTagger:
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 **fitted):
+                 own_names=False, **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -152,7 +155,7 @@ class ObjectTagger:
         self.familiar = familiar
         self.familiar_threshold = None if familiar_threshold is None else float(familiar_threshold)
         self._centroids = None if familiar is None else decode_centroids(familiar, self.kernel.shape[0])
-        words = class_words(vocabulary)  # (1000,) a vocabulary word or None
+        words = class_words(vocabulary, own_names)  # (1000,) a vocabulary word (or its own name) or None
         self.word_list = sorted({w for w in words if w is not None})
         index = {w: i for i, w in enumerate(self.word_list)}
         self.class_to_word = np.array([index[w] if w is not None else -1 for w in words])  # (1000,)

@@ -9,7 +9,7 @@ import keras
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
 from captioner.cli import main
-from captioner.decoding import rescorer_tuning
+from captioner.inference import rescorer_tuning
 from support.translit import SYLLABLES, write_dakshina
 
 

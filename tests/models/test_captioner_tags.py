@@ -123,3 +123,39 @@ def test_a_photo_like_the_training_photos_is_familiar_and_its_tags_do_not_steer(
     caption = model.caption([photo], objects=True)[0]
     assert caption.objects[0]["steered"] and not caption.objects[0]["familiar_photo"]
     assert "espresso" in caption.text.split()
+
+
+def test_the_vqa_model_answers_what_is_this_from_the_imagenet_head():
+    """An object question ("what is this?") about a photo whose tag is confident gets the class's
+    name; any other question, or objects=False, or a photo the familiar-photo test knows, the
+    classifier's answer; the tagger settings travel in the VQA model's config."""
+    import base64
+
+    from captioner.models.vqa_classifier import VQAClassifier
+    from captioner.models.vqa_model import VQAModel, is_object_question
+
+    assert is_object_question("What animal is this?") and is_object_question("what's in the picture")
+    assert not is_object_question("what color is this?") and not is_object_question("what is the man holding?")
+    keras.utils.set_random_seed(0)
+    vocab = Vocabulary(SPECIAL_TOKENS + ("what", "is", "this", "color", "animal"))
+    answers = ["red", "blue", "dog"]
+    classifier = VQAClassifier(len(vocab), len(answers), image_dim=1280, kind="attention", hops=1, embedding_dim=4,
+                               units=4, attention_units=4, dropout=0.0)
+    model = VQAModel(espresso_backbone(), classifier, vocab, answers, tagger={"threshold": 0.5})
+    photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    questions = ["what is this?", "what color is this?", "What animal is this"]
+    tagged = model.answer_batch([photo] * 3, questions, top_k=2, objects=True)
+    plain = model.answer_batch([photo] * 3, questions, top_k=2)
+    assert [r.answer for r in tagged] == ["espresso", plain[1].answer, "espresso"]
+    assert tagged[0].from_tag and tagged[0].model_answer == plain[0].answer and tagged[0].known
+    assert tagged[0].top_k[0][0] == "espresso" and len(tagged[0].top_k) == 2
+    row = tagged[0].to_json()
+    assert row["from_tag"] and row["objects"][0]["synset"] == "espresso.n.01"
+    assert not tagged[1].objects and "objects" not in plain[0].to_json()
+    assert model.get_config()["tagger"] == {"threshold": 0.5}
+    # a familiar photo (one centroid: this photo's own features) keeps the classifier's answer
+    pooled = np.asarray(model.backbone(photo[None].astype(np.float32), training=False)["pooled"])
+    unit = (pooled / np.linalg.norm(pooled)).astype(np.float16)
+    model.set_tagger(familiar=base64.b64encode(unit.tobytes()).decode("ascii"), familiar_threshold=0.99)
+    again = model.answer(photo, "what is this?", objects=True)
+    assert again.answer == plain[0].answer and not again.from_tag and again.objects[0]["familiar_photo"]

@@ -41,3 +41,23 @@ def test_ask_by_default_answers_about_a_photo_and_knows_what_it_does_not_know(ca
     assert any(c.startswith("captioner train vqa --dataset qa-jsonl") for c in card["command"])
     assert card["command"][0].startswith("captioner make-qa ")
     assert card["metrics"]["split"] == "dev"
+
+
+def test_what_is_this_about_a_photo_outside_flickr8k_is_answered_by_the_imagenet_head(capsys, tmp_path):
+    """Issue 38: the cat photo, "what animal is this?": the classifier's answers hold no cat; the
+    backbone's ImageNet head names it (the photo is unlike the training photos). --no-objects: the
+    classifier alone, as before. A batch file gets the same answers row by row."""
+    cat = ROOT / "assets" / "samples" / "cat.jpg"
+    assert main(["ask", "--image", str(cat), "--question", "what animal is this?", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["from_tag"] and row["answer"] == "egyptian cat" == row["objects"][0]["name"].lower()
+    assert main(["ask", "--image", str(cat), "--question", "what animal is this?", "--json", "--no-objects"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert plain["answer"] == row["model_answer"] and "from_tag" not in plain and "objects" not in plain
+    rows = tmp_path / "q.jsonl"
+    rows.write_text(json.dumps({"image": str(cat), "question": "what animal is this?"}) + "\n"
+                    + json.dumps({"image": str(PHOTO), "question": "what color is the shirt?"}) + "\n")
+    assert main(["ask", "--input", str(rows), "--output", str(tmp_path / "a.jsonl")]) == 0
+    answers = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert answers[0]["answer"] == row["answer"] and answers[0]["from_tag"]
+    assert "objects" not in answers[1]  # not an object question
