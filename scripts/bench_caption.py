@@ -6,7 +6,9 @@ Side by side in one run, on the same real Flickr8k JPEGs and batch size:
 
 * backbone only: the captioner's own backbone, `predict` on the images already decoded;
 * end to end: `captioner.inference.batch.caption_images` (read + decode in a thread pool +
-  backbone + beam search + JSONL write) at the model's default beam.
+  backbone + beam search + JSONL write) at the model's default beam, with the object tags (the
+  default of `captioner caption`: the ImageNet head, the familiar-photo test, the constraints);
+* the same without the tags (`--no-objects`): issue 38's target, tags within 5% of it.
 
 Target: end to end >= 0.75x backbone only (decoder overhead at most 25%). The two alternate
 `--repeats` times and the best rate of each counts; CPU time per image (this process, all
@@ -54,10 +56,11 @@ def main(argv=None):
 
     counter = [0]
 
-    def end_to_end(tmp):
+    def end_to_end(tmp, objects=True):
         counter[0] += 1
         return caption_images(paths, model, beam_size=args.beam_size, batch_size=args.batch_size,
-                              output=os.path.join(tmp, f"out{counter[0]}.jsonl"), progress=False).captioned
+                              output=os.path.join(tmp, f"out{counter[0]}.jsonl"), progress=False,
+                              objects=objects).captioned
 
     def measure(fn):
         """(images/s wall, CPU ms per image) of one run of fn."""
@@ -72,13 +75,15 @@ def main(argv=None):
                        output=os.path.join(tmp, "warm.jsonl"), progress=False)
         # alternate the two, best of --repeats each: other processes on the machine slow
         # whichever runs while they are busy, and alternating exposes both to the same load
-        bare, e2e = [], []
+        bare, e2e, plain = [], [], []
         for _ in range(args.repeats):
             bare.append(measure(backbone_only))
             e2e.append(measure(lambda: end_to_end(tmp)))
+            plain.append(measure(lambda: end_to_end(tmp, objects=False)))
             loads.append(load_average())
     bare_rate, bare_cpu = max(r for r, _ in bare), min(c for _, c in bare)
     e2e_rate, e2e_cpu = max(r for r, _ in e2e), min(c for _, c in e2e)
+    plain_rate, plain_cpu = max(r for r, _ in plain), min(c for _, c in plain)
     beam = args.beam_size or model.beam_size
     rows = [
         (f"backbone only, decoded arrays ({len(paths)} images, batch {args.batch_size})", bare_rate, "img/s"),
@@ -87,8 +92,12 @@ def main(argv=None):
         ("backbone only, CPU time per image", bare_cpu, "ms"),
         ("end to end, CPU time per image", e2e_cpu, "ms"),
         ("CPU-time ratio backbone / end to end", bare_cpu / e2e_cpu, "x"),
+        ("batch captioning end to end without object tags", plain_rate, "img/s"),
+        ("with tags / without tags (target >= 0.95)", e2e_rate / plain_rate, "x"),
+        ("CPU-time ratio without / with tags", plain_cpu / e2e_cpu, "x"),
     ]
-    extra = {"repeats": {"backbone_only": bare, "end_to_end": e2e}, "load_average_1min": loads}
+    extra = {"repeats": {"backbone_only": bare, "end_to_end": e2e, "end_to_end_without_tags": plain},
+             "load_average_1min": loads}
     report("batch captioning", rows, extra=extra, out=args.output)
 
 

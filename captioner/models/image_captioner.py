@@ -76,8 +76,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             features_np = np.asarray(features)
             tags, steering = self.tag_objects(features_np.mean(axis=1) if features_np.ndim == 3 else features_np)
         options = self.search_options(beam_size, alpha, max_length)
-        out = self.decoder.generate(features, *options, **steering)
-        out = {k: v.numpy() for k, v in out.items()}
+        out = self.steered_search(lambda f, **kw: self.decoder.generate(f, *options, **kw), (features,), steering)
         if tags is not None:
             self.finish_tagged(out, tags, steering, options[1])
         return out

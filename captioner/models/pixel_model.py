@@ -203,6 +203,16 @@ class PixelModel(keras.Model):
         return tags, tagger.search_inputs(tags)
 
 
+def steered_rows(steering):
+    """(B,) bool: the rows a tag steers ({"token_bonus": (B, V)} or {"constraints": (B, C, D)}); None
+    when nothing steers."""
+    if "constraints" in steering and steering["constraints"] is not None:
+        return (np.asarray(steering["constraints"]) >= 0).reshape(len(steering["constraints"]), -1).any(axis=1)
+    if "token_bonus" in steering:
+        return np.asarray(steering["token_bonus"]).any(axis=1)
+    return None
+
+
 class CaptionSearch:
     """For a `PixelModel` that generates captions: beam-search defaults saved in the config
     (`beam_size`, `alpha` the length penalty, `max_length`) and the beams of a `generate`
@@ -226,6 +236,32 @@ class CaptionSearch:
         return {"beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length}
 
     # --- the object tags of the captioners (captioner.tagging) ---
+
+    @staticmethod
+    def steered_search(generate, inputs, steering):
+        """`generate(*inputs, **steering)` as numpy arrays, the rows no tag steers decoded apart by the
+        plain search: a constrained search keeps 2 ** C beams per beam for its whole batch, so a batch
+        with one steered photo would otherwise pay that for every photo. `inputs`: the batch-first
+        arrays of the search (features, and a mask for video); the two results are merged by row
+        (every output is (B, ...) with the same trailing shape: T is the max length)."""
+        rows = steered_rows(steering)
+        if rows is None or rows.all() or not rows.any():
+            return {k: v.numpy() for k, v in generate(*inputs, **steering).items()}
+        steered, plain = np.flatnonzero(rows), np.flatnonzero(~rows)
+        subset = {k: (v[steered] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == len(rows) else v)
+                  for k, v in steering.items()}
+        def take(index):
+            return [None if x is None else tf.gather(x, index) for x in inputs]
+
+        parts = [(plain, generate(*take(plain))), (steered, generate(*take(steered), **subset))]
+        out = {}
+        for key in parts[0][1]:
+            first = parts[0][1][key].numpy()
+            merged = np.empty((len(rows),) + first.shape[1:], first.dtype)
+            for index, result in parts:
+                merged[index] = result[key].numpy()
+            out[key] = merged
+        return out
 
     def finish_tagged(self, out, tags, steering, alpha):
         """After the search: the output gains "objects" (the tags), and with a bonus the reported

@@ -61,7 +61,8 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
             m = np.asarray(mask, np.float32)[:, :, None]
             tags, steering = self.tag_objects((f * m).sum(1) / np.maximum(m.sum(1), 1.0))
         options = self.search_options(beam_size, alpha, max_length)
-        out = {k: v.numpy() for k, v in self.model.generate(features, mask, *options, **steering).items()}
+        out = self.steered_search(lambda f, m, **kw: self.model.generate(f, m, *options, **kw), (features, mask),
+                                  steering)
         if tags is not None:
             self.finish_tagged(out, tags, steering, options[1])
         return out

@@ -159,3 +159,31 @@ def test_the_vqa_model_answers_what_is_this_from_the_imagenet_head():
     model.set_tagger(familiar=base64.b64encode(unit.tobytes()).decode("ascii"), familiar_threshold=0.99)
     again = model.answer(photo, "what is this?", objects=True)
     assert again.answer == plain[0].answer and not again.from_tag and again.objects[0]["familiar_photo"]
+
+
+def test_rows_no_tag_steers_are_decoded_apart_and_give_what_the_whole_batch_search_gives():
+    """A constrained search keeps 2 ** C beams per beam for its whole batch: `steered_search` decodes the
+    unsteered rows with the plain search and merges by row; every row is what the one search over the
+    whole batch gives (tokens equal, scores to float tolerance)."""
+    from captioner.models.pixel_model import steered_rows
+
+    image, _ = captioners()
+    features = np.random.default_rng(1).normal(size=(4, 1, 1280)).astype(np.float32)
+    coffee = image.vocabulary.token_to_id("coffee")
+    constraints = np.full((4, 1, 2), -1, np.int32)
+    constraints[2, 0, 0] = coffee
+    steering = {"constraints": constraints, "constraint_deadline": 0}
+    assert steered_rows(steering).tolist() == [False, False, True, False]
+    assert steered_rows({"token_bonus": np.eye(3, 5)[[0, 2]] * 0}).tolist() == [False, False]
+    assert steered_rows({}) is None
+
+    def generate(f, **kw):
+        return image.decoder.generate(f, 2, 0.0, 5, **kw)
+
+    split = image.steered_search(generate, (features,), steering)
+    whole = {k: v.numpy() for k, v in generate(features, **steering).items()}
+    assert coffee in split["tokens"][2, 0]
+    for key in ("tokens", "lengths"):
+        np.testing.assert_array_equal(split[key], whole[key])
+    np.testing.assert_allclose(split["scores"], whole["scores"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(split["attention"], whole["attention"], rtol=1e-5, atol=1e-6)
