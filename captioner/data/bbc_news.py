@@ -24,6 +24,8 @@ from captioner.data.documents import (
     Document,
     read_document_file,
     apply_split,
+    check_keep,
+    only_labels,
     bundled_split_list,
 )
 from captioner.errors import InputError
@@ -71,18 +73,10 @@ def list_bbc_articles(root) -> list[tuple[str, str, Path]]:
     return items
 
 
-def _check_keep(keep) -> tuple[str, ...]:
-    keep = (keep,) if isinstance(keep, str) else tuple(keep)
-    unknown = [k for k in keep if k not in PARTS]
-    if unknown or not keep:
-        raise InputError(f"keep={keep!r}: expected one or more of {PARTS}")
-    return keep
-
-
 def parse_bbc_article(text: str, *, where: str = "<article>", doc_id: str = "", label: str = "",
                       keep=DEFAULT_KEEP, encoding: str = "utf-8", path: str = "") -> Document:
     """One article's text (headline line, then the article) as a Document."""
-    keep = _check_keep(keep)
+    keep = check_keep(keep, PARTS)
     if not text.strip():
         raise InputError(f"{where}: empty file (expected a headline line, then the article)")
     lines = text.split("\n")
@@ -114,14 +108,10 @@ def load_bbc_news(root, split: str, *, keep=DEFAULT_KEEP, dev_list=None, topics=
     ``dev_list``: a path or a list of ``topic/NNN.txt``; default the bundled 10% of each topic
     of the 2,004-article copy in ``../shared/datasets`` (``captioner/data/splits/bbc_news_dev.txt``;
     a user with all 2,225 articles gets the other 221 in train). ``topics``: only these."""
-    keep = _check_keep(keep)
+    keep = check_keep(keep, PARTS)
     folder = bbc_root(root)
     items = list_bbc_articles(folder)
     items = apply_split(items, split, dev_list if dev_list is not None or split == "all"
                         else bundled_split_list(DEV_LIST), id_of=lambda p: p[0])
-    if topics is not None:
-        unknown = sorted(set(topics) - {t for _, t, _ in list_bbc_articles(folder)})
-        if unknown:
-            raise InputError(f"{folder}: no topic folder(s) {unknown}")
-        items = [p for p in items if p[1] in set(topics)]
+    items = only_labels(items, topics, list_bbc_articles(folder) if topics is not None else (), folder, "topic")
     return [read_bbc_article(path, doc_id=doc_id, label=topic, keep=keep) for doc_id, topic, path in items]

@@ -187,6 +187,26 @@ def bundled_split_list(name: str) -> Path:
     return path
 
 
+def check_keep(keep, parts) -> tuple[str, ...]:
+    """A reader's ``keep`` option (one part or several) as a tuple; InputError unless each is one of `parts`."""
+    keep = (keep,) if isinstance(keep, str) else tuple(keep)
+    unknown = [k for k in keep if k not in parts]
+    if unknown or not keep:
+        raise InputError(f"keep={keep!r}: expected one or more of {tuple(parts)}")
+    return keep
+
+
+def only_labels(items, labels, every_item, folder, what):
+    """`items` ((doc_id, label, path) of a corpus folder) restricted to `labels` (None: all);
+    InputError naming any label that has no folder among `every_item`. `what`: "topic", "group"."""
+    if labels is None:
+        return items
+    unknown = sorted(set(labels) - {label for _, label, _ in every_item})
+    if unknown:
+        raise InputError(f"{folder}: no {what} folder(s) {unknown}")
+    return [item for item in items if item[1] in set(labels)]
+
+
 def apply_split(items, split: str, dev_list, id_of=lambda item: item.doc_id):
     """The items of ``split``: ``"dev"`` the ones whose id ``dev_list`` names, ``"train"`` the
     others, ``"all"`` every one. ``dev_list`` is a path or a list of ids; for ``train`` and

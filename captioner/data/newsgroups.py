@@ -43,6 +43,8 @@ from captioner.data.documents import (
     Document,
     read_document_file,
     apply_split,
+    check_keep,
+    only_labels,
     bundled_split_list,
 )
 from captioner.errors import InputError
@@ -210,7 +212,7 @@ def _join(lines) -> str:
 def parse_post(text: str, *, where: str = "<post>", doc_id: str = "", label: str = "",
                keep=DEFAULT_KEEP, encoding: str = "utf-8", path: str = "") -> Document:
     """One post's text as a Document (see the module docstring for what each part is)."""
-    keep = _check_keep(keep)
+    keep = check_keep(keep, PARTS)
     if not text.strip():
         raise InputError(f"{where}: empty post (no headers, no body)")
     lines = text.split("\n")
@@ -234,14 +236,6 @@ def parse_post(text: str, *, where: str = "<post>", doc_id: str = "", label: str
                     path=path)
 
 
-def _check_keep(keep) -> tuple[str, ...]:
-    keep = (keep,) if isinstance(keep, str) else tuple(keep)
-    unknown = [k for k in keep if k not in PARTS]
-    if unknown or not keep:
-        raise InputError(f"keep={keep!r}: expected one or more of {PARTS}")
-    return keep
-
-
 def read_post(path, *, doc_id: str = "", label: str = "", keep=DEFAULT_KEEP) -> Document:
     """One post file (UTF-8, else Latin-1). Errors name the file (and line)."""
     path = Path(path)
@@ -259,7 +253,7 @@ def load_newsgroups(root, split: str, *, keep=DEFAULT_KEEP, dev_list=None, group
     ``group/id``; default the bundled dev split of bydate train
     (``captioner/data/splits/20newsgroups_dev.txt``: in each group, the 10% with the highest
     article numbers, i.e. the latest posts, as the bydate test split follows train in time). ``groups``: only these groups."""
-    keep = _check_keep(keep)
+    keep = check_keep(keep, PARTS)
     folder = newsgroups_root(root, split)
     posts = list_posts(folder)
     if split in ("train", "dev"):
@@ -267,9 +261,5 @@ def load_newsgroups(root, split: str, *, keep=DEFAULT_KEEP, dev_list=None, group
                             id_of=lambda p: p[0])
     elif split not in ("all", "test"):
         raise InputError(f"split {split!r}: expected train, dev, all or test")
-    if groups is not None:
-        unknown = sorted(set(groups) - {g for _, g, _ in list_posts(folder)})
-        if unknown:
-            raise InputError(f"{folder}: no group folder(s) {unknown}")
-        posts = [p for p in posts if p[1] in set(groups)]
+    posts = only_labels(posts, groups, list_posts(folder) if groups is not None else (), folder, "group")
     return [read_post(path, doc_id=doc_id, label=group, keep=keep) for doc_id, group, path in posts]
