@@ -250,17 +250,17 @@ class CaptionSearch:
         steered, plain = np.flatnonzero(rows), np.flatnonzero(~rows)
         subset = {k: (v[steered] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == len(rows) else v)
                   for k, v in steering.items()}
-        def take(index):
-            return [None if x is None else tf.gather(x, index) for x in inputs]
 
-        parts = [(plain, generate(*take(plain))), (steered, generate(*take(steered), **subset))]
+        def run(index, **kwargs):
+            result = generate(*(None if x is None else tf.gather(x, index) for x in inputs), **kwargs)
+            return index, {k: v.numpy() for k, v in result.items()}
+
+        parts = [run(plain), run(steered, **subset)]
         out = {}
-        for key in parts[0][1]:
-            first = parts[0][1][key].numpy()
-            merged = np.empty((len(rows),) + first.shape[1:], first.dtype)
+        for key, first in parts[0][1].items():
+            out[key] = np.empty((len(rows),) + first.shape[1:], first.dtype)
             for index, result in parts:
-                merged[index] = result[key].numpy()
-            out[key] = merged
+                out[key][index] = result[key]
         return out
 
     def finish_tagged(self, out, tags, steering, alpha):
