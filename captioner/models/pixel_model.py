@@ -169,9 +169,15 @@ class PixelModel(keras.Model):
 
     # --- object tags from the backbone's ImageNet head (captioner.tagging): captioners and VQA alike ---
 
+    # the words a tag may be: the caption vocabulary (a captioner), or its answers (VQA: `own_names`)
+    tag_own_names = False
+
+    def tag_vocabulary(self):
+        return self.vocabulary
+
     def object_tagger(self):
-        """The `ObjectTagger` of this captioner's backbone (its ImageNet head from the pip weights
-        package) and vocabulary, with the settings saved in its config (`tagger`); built once.
+        """The `ObjectTagger` of this model's backbone (its ImageNet head from the pip weights
+        package) and `tag_vocabulary`, with the settings saved in its config (`tagger`); built once.
         An InputError for a backbone without such a head."""
         if getattr(self, "_object_tagger", None) is None:
             from captioner.errors import InputError
@@ -179,8 +185,9 @@ class PixelModel(keras.Model):
 
             if not self.can_tag_objects:
                 raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
-                                 f"captioner's is {self.backbone.name!r}: caption without objects")
-            self._object_tagger = ObjectTagger.for_model(self, **getattr(self, "tagger_config", {}))
+                                 f"{type(self).__name__}'s is {self.backbone.name!r}: run it without objects")
+            self._object_tagger = ObjectTagger(self.backbone.name, self.tag_vocabulary(),
+                                               own_names=self.tag_own_names, **getattr(self, "tagger_config", {}))
         return self._object_tagger
 
     def set_tagger(self, **settings):

@@ -195,19 +195,12 @@ class VQAModel(PixelModel):
             results.extend(answers)
         return results
 
-    def object_tagger(self):
-        """The captioners' tagger over this model's answers: a class maps to the nearest answer on its
-        WordNet chain ("dog" for every breed), else to its own name ("espresso"); settings from the
-        config (`tagger`, e.g. a captioner's familiar-photo test)."""
-        if getattr(self, "_object_tagger", None) is None:
-            from captioner.tagging import ObjectTagger
+    # the tagger's words are the answers: a class maps to the nearest answer on its WordNet chain
+    # ("dog" for every breed), else to its own name ("espresso")
+    tag_own_names = True
 
-            if not self.can_tag_objects:
-                raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this VQA "
-                                 f"model's is {self.backbone.name!r}")
-            self._object_tagger = ObjectTagger(self.backbone.name, frozenset(self.answers), own_names=True,
-                                               **self.tagger_config)
-        return self._object_tagger
+    def tag_vocabulary(self):
+        return frozenset(self.answers)
 
     def answer_objects(self, pixels, index, answers):
         """Object questions answered from the backbone's ImageNet head, in place: for each answer whose

@@ -161,12 +161,6 @@ class ObjectTagger:
         self.class_to_word = np.array([index[w] if w is not None else -1 for w in words])  # (1000,)
         self._known = self.class_to_word >= 0  # classes that map to a word
 
-    @classmethod
-    def for_model(cls, model, **kwargs):
-        """The tagger of an image captioner (its backbone variant and vocabulary)."""
-        variant = model.backbone.name
-        return cls(variant, model.vocabulary, **kwargs)
-
     def probabilities(self, pooled):
         """pooled (B, 1280) -> class probabilities (B, 1000)."""
         logits = np.asarray(pooled, np.float32) @ self.kernel + self.bias
