@@ -11,11 +11,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hashlib
-import importlib.machinery
-import importlib.util
+import importlib
 import io
 import json
-import sys
 import threading
 from pathlib import Path
 
@@ -23,8 +21,8 @@ import numpy as np
 import streamlit as st
 from PIL import Image
 
-# Nothing from `captioner` at import time: importing it imports TensorFlow (seconds), and
-# the pages draw their inputs first, then load TensorFlow and the model under a spinner.
+# `import captioner` loads no TensorFlow (the Keras classes register when Keras first loads): the
+# pages draw their inputs first, then load TensorFlow and the model (seconds) under a spinner.
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ASSETS = REPO_ROOT / "assets"
@@ -59,32 +57,10 @@ def _models():
 
 # ----------------------------------------------------------------------------- model cards
 
-_CARDS_PACKAGE = "_captioner_app_cards"  # captioner/ as a bare package: no __init__, no TensorFlow
-_CARDS_LOCK = threading.Lock()
-
-
 def light_module(name):
-    """The module `captioner.NAME` (`model_card`, `bundled`), without importing TensorFlow.
-
-    `import captioner.model_card` runs `captioner/__init__.py`, which imports TensorFlow
-    (seconds), and the pages read cards and the registry before they load a model (the
-    missing-model hint). So while `captioner` is not imported yet, the same file is loaded by
-    path as a submodule of a private package over the `captioner/` folder whose `__init__`
-    never runs: model_card.py imports only its siblings errors.py and io.py, relatively, and
-    bundled.py only the standard library. Once `captioner` is imported (the first model load),
-    the real module is used.
-    """
-    if "captioner" in sys.modules:
-        return importlib.import_module(f"captioner.{name}")
-    with _CARDS_LOCK:
-        if _CARDS_PACKAGE not in sys.modules:
-            found = importlib.util.find_spec("captioner")  # where `import captioner` would load from; runs nothing
-            if found is None or not found.submodule_search_locations:
-                raise ImportError("the captioner package cannot be found")
-            spec = importlib.machinery.ModuleSpec(_CARDS_PACKAGE, None, is_package=True)
-            spec.submodule_search_locations = list(found.submodule_search_locations)
-            sys.modules[_CARDS_PACKAGE] = importlib.util.module_from_spec(spec)
-        return importlib.import_module(f"{_CARDS_PACKAGE}.{name}")
+    """The module `captioner.NAME` (`model_card`, `bundled`): importing them loads no TensorFlow
+    (`import captioner` stays light), so the pages read cards and the registry before any model."""
+    return importlib.import_module(f"captioner.{name}")
 
 
 def model_card_module():
@@ -382,15 +358,6 @@ def remember(cache: str, key, result, kept: int):
 
 # ----------------------------------------------------------------------------- downloads
 
-def png_bytes(image) -> bytes:
-    """PNG bytes of a PIL image or an RGB uint8 array."""
-    if not isinstance(image, Image.Image):
-        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    return buf.getvalue()
-
-
 def alignment_png(column_labels, row_labels, weights, xlabel: str, ylabel: str, **figure_options) -> bytes:
     """PNG bytes of an attention heat map: `weights` (rows x columns), the axes titled."""
     from captioner.visualize.alignment_heatmap import alignment_figure
@@ -406,6 +373,8 @@ def json_bytes(obj) -> bytes:
 
 
 def download_png(label, image, file_name, key):
+    from captioner.visualize import png_bytes
+
     st.download_button(label, png_bytes(image), file_name=file_name, mime="image/png", key=key,
                        icon=":material/download:", on_click="ignore")
 

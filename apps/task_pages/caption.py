@@ -10,6 +10,9 @@ import numpy as np
 import streamlit as st
 from PIL import Image
 
+from captioner.errors import ImageError
+from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure
+
 import common
 
 SPEC = common.MODELS["caption"]
@@ -34,9 +37,6 @@ loaded = common.model_or_explain(SPEC, "to caption images")
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.errors import ImageError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
-from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure  # noqa: E402
 
 beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
 objects = common.objects_toggle(model, "caption")

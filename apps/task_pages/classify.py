@@ -9,6 +9,10 @@ reader reads it: the Subject and the author's own text), or uploaded as a text f
 
 import streamlit as st
 
+from captioner.data.newsgroups import parse_post
+from captioner.errors import InputError
+from captioner.visualize.document_attention import document_attention_html
+
 import common
 
 SPEC = common.MODELS["classify"]
@@ -62,10 +66,6 @@ loaded = common.model_or_explain(SPEC, "to classify documents", kinds=("Document
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.data.newsgroups import parse_post  # noqa: E402  (after the inputs: captioner loads TensorFlow)
-from captioner.errors import InputError  # noqa: E402
-from captioner.visualize.document_attention import document_attention_html  # noqa: E402
 
 text = (text or "").strip()
 if not text:

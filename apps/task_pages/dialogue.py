@@ -10,6 +10,8 @@ it writes the answer.
 import numpy as np
 import streamlit as st
 
+from captioner.errors import InputError
+
 import common
 
 SPEC = common.MODELS["dialogue"]
@@ -28,8 +30,6 @@ loaded = common.model_or_explain(SPEC, "to answer", kinds=("DialogueResponder",)
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.errors import InputError  # noqa: E402  (after the inputs: captioner loads TensorFlow)
 
 text = st.chat_input("Your turn (USER)", key="dialogue_input", max_chars=MAX_CHARS)
 turns = st.session_state["dialogue_turns"]

@@ -9,6 +9,8 @@ with --word-relations) the WordNet relations it was given between the two senten
 import numpy as np
 import streamlit as st
 
+from captioner.errors import InputError
+
 import common
 
 SPEC = common.MODELS["entail"]
@@ -49,8 +51,6 @@ loaded = common.model_or_explain(SPEC, "to classify sentence pairs",
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.errors import InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
 
 premise, hypothesis = (premise or "").strip(), (hypothesis or "").strip()
 empty = [name for name, text in (("premise", premise), ("hypothesis", hypothesis)) if not text]

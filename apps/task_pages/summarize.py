@@ -12,6 +12,8 @@ import html
 import numpy as np
 import streamlit as st
 
+from captioner.visualize.alignment_heatmap import alignment_heatmap
+
 import common
 
 SPECS = common.task_models("summarize")  # the registry's default first
@@ -40,8 +42,6 @@ loaded = common.model_or_explain(spec, "to write headlines", kinds=("Seq2Seq", "
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.visualize.alignment_heatmap import alignment_heatmap  # noqa: E402  (after the inputs: loads TensorFlow)
 
 beam_size, alpha, max_length = common.decoding_controls(model, "summarize", "headlines", max_words=40)
 with st.sidebar:

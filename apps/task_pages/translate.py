@@ -9,6 +9,8 @@ user picks among those present, and the page says which command trains a missing
 import numpy as np
 import streamlit as st
 
+from captioner.visualize.alignment_heatmap import alignment_heatmap
+
 import common
 
 SPECS = common.task_models("translate")  # the registry's default first
@@ -36,8 +38,6 @@ loaded = common.model_or_explain(spec, "to translate", kinds=("Seq2Seq", "Seq2Se
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.visualize.alignment_heatmap import alignment_heatmap  # noqa: E402  (after the inputs: loads TensorFlow)
 
 beam_size, alpha, max_length = common.decoding_controls(model, "translate", "translations", max_words=80)
 

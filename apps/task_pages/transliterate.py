@@ -8,6 +8,9 @@ transliterated by the beam search (its n-best list shown), punctuation and numbe
 import numpy as np
 import streamlit as st
 
+from captioner.inference.transliteration import transliterate_text, word_key
+from captioner.visualize.alignment_heatmap import alignment_heatmap
+
 import common
 
 SPEC = common.MODELS["transliterate"]
@@ -28,9 +31,6 @@ loaded = common.model_or_explain(SPEC, "to transliterate", kinds=("Seq2Seq", "Se
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.inference.transliteration import transliterate_text, word_key  # noqa: E402  (after the inputs: TensorFlow)
-from captioner.visualize.alignment_heatmap import alignment_heatmap  # noqa: E402
 
 beam_size, alpha, _ = common.decoding_controls(model, "translit", "transliterations")
 

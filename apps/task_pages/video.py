@@ -15,6 +15,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from captioner.errors import ImageError, InputError
+from captioner.visualize import png_bytes
+from captioner.visualize.frame_attention import frame_attention_figure
+
 import common
 
 SPECS = [common.MODELS[k] for k in ("video_caption", "video_classify", "video_caption_shapes",
@@ -92,8 +96,6 @@ if loaded is None:
 model, model_lock = loaded
 is_captioner = type(model).__name__ == "VideoCaptioner"
 
-from captioner.errors import ImageError, InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
-
 beam, objects = None, False
 if is_captioner:
     beam = common.decoding_controls(model, "video", "captions")[:2]
@@ -166,9 +168,6 @@ if is_captioner:
     heat_col, strip_col = st.columns([2, 3])
     with heat_col:
         st.image(heatmap, caption="attention over the sampled frames: one row per word", width="content")
-    from captioner.visualize import png_bytes  # noqa: E402
-    from captioner.visualize.frame_attention import frame_attention_figure  # noqa: E402
-
     strip = png_bytes(frame_attention_figure(frames, words, weights, timestamps=result.timestamps, thumb=72))
     with strip_col:
         st.image(strip, caption="attention strip: each word's row of frames, dimmed where it looked little; the bar "

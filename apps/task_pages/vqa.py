@@ -19,6 +19,9 @@ import pandas as pd
 import streamlit as st
 from PIL import Image
 
+from captioner.errors import ImageError, InputError
+from captioner.visualize.attention_overlay import attention_overlay
+
 import common
 
 SPECS = common.task_models("ask")  # the photo model (the default everywhere) first
@@ -107,9 +110,6 @@ loaded = common.model_or_explain(spec, "to answer questions about images", kinds
 if loaded is None:
     st.stop()
 model, model_lock = loaded
-
-from captioner.errors import ImageError, InputError  # noqa: E402  (after the inputs: importing captioner loads TensorFlow)
-from captioner.visualize.attention_overlay import attention_overlay  # noqa: E402
 
 source_name, data = common.upload_or_sample(upload, sample_name, samples_dir, "Upload an image to ask about it.")
 

@@ -218,7 +218,9 @@ def caption_attention_figure(image, words, attention, title=None, columns=5, pan
 
 
 def png_bytes(figure):
-    """Encode a PIL image as PNG bytes."""
+    """Encode a PIL image (or an RGB uint8 array) as PNG bytes."""
+    if not isinstance(figure, Image.Image):
+        figure = Image.fromarray(np.asarray(figure, dtype=np.uint8))
     buf = io.BytesIO()
     figure.save(buf, format="PNG", optimize=False)
     return buf.getvalue()

@@ -59,8 +59,10 @@ def test_list_samples_are_real_photos():
 
 
 def test_json_and_png_bytes_round_trip():
+    from captioner.visualize import png_bytes
+
     image = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
-    assert np.array_equal(np.asarray(Image.open(io.BytesIO(common.png_bytes(image)))), image)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png_bytes(image)))), image)
     assert json.loads(common.json_bytes({"caption": "ein Hund", "score": -1.5})) == {"caption": "ein Hund",
                                                                                        "score": -1.5}
     assert common.safe_stem("../my photo (1).JPG") == "my_photo__1_"
@@ -76,14 +78,15 @@ def test_model_paths_default_to_assets_and_follow_env(monkeypatch, tmp_path):
 
 # ----------------------------------------------------------------------------- model cards
 
-def test_reading_cards_imports_neither_captioner_nor_tensorflow():
+def test_reading_cards_imports_neither_tensorflow_nor_keras():
     import subprocess
     import sys
 
     script = ("import sys; sys.path.insert(0, 'apps'); import common\n"
               "cards = [common.spec_card(s).card for s in common.MODELS.values()]\n"
               "assert all(c is not None and c.split for c in cards), cards\n"
-              "assert 'captioner' not in sys.modules and 'tensorflow' not in sys.modules, 'imported'\n")
+              "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'\n"
+              "assert sys.modules['captioner.bundled'] and sys.modules['captioner.model_card']\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
 
