@@ -26,6 +26,7 @@ what `captioner model tune-rescorer` runs.
 """
 
 import collections
+import functools
 import itertools
 import json
 import os
@@ -62,7 +63,9 @@ def decode_nbest(model, roms, beam, alpha, batch_size=256):
     return rows
 
 
-def cached_nbest(model_path, roms, beam, alpha, cache_dir):
+def cached_nbest(load_model, roms, beam, alpha, cache_dir):
+    """({romanized: n-best}, decoding seconds) of one (beam, alpha): read from `cache_dir` when it
+    holds them, else decoded with `load_model()` (called only then) and written there."""
     from captioner.io import write_json
 
     path = os.path.join(cache_dir, f"nbest_b{beam}_a{float(alpha)}.json") if cache_dir else None
@@ -71,9 +74,7 @@ def cached_nbest(model_path, roms, beam, alpha, cache_dir):
             data = json.load(f)
         if data["romanized"] == roms:
             return {r: h for r, h in zip(data["romanized"], data["nbest"])}, data.get("seconds")
-    from captioner.models.seq2seq import load_translator
-
-    model = load_translator(model_path)
+    model = load_model()
     started = time.perf_counter()
     rows = decode_nbest(model, roms, beam, alpha)
     seconds = time.perf_counter() - started
@@ -208,9 +209,16 @@ def tune_rescorer(model_path, train, dev, settings=((10, 1.0),), lm_orders=(3, 4
           f"dev native words also in train: {native_overlap}", file=sys.stderr, flush=True)
 
     settings = [(int(b), float(a)) for b, a in settings]
+
+    @functools.cache
+    def load_model():  # the model file is read once: for the settings not cached, and for `output`
+        from captioner.models.seq2seq import load_translator
+
+        return load_translator(model_path)
+
     decoded = {}
     for beam, alpha in settings:
-        decoded[beam, alpha] = cached_nbest(model_path, roms, beam, alpha, cache_dir)
+        decoded[beam, alpha] = cached_nbest(load_model, roms, beam, alpha, cache_dir)
         print(f"n-best of beam {beam}, alpha {alpha}: {len(roms)} words", file=sys.stderr, flush=True)
 
     fi = {f: i for i, f in enumerate(FEATURES)}
@@ -264,7 +272,7 @@ def tune_rescorer(model_path, train, dev, settings=((10, 1.0),), lm_orders=(3, 4
         from captioner.inference.transliteration import evaluate_transliteration
         from captioner.models.seq2seq import load_translator
 
-        model = load_translator(model_path)
+        model = load_model()
         model.beam_size, model.alpha = choice["beam"], choice["alpha"]
         model.rescorer = LexiconRescorer(words, lm_order=choice["lm_order"], lm_counts=choice["lm_counts"],
                                          weights=choice["weights"])
