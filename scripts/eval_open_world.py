@@ -82,6 +82,9 @@ def main(argv=None):
                         help="the familiar-photo test: as the model has it, on (the model's fitted threshold), off")
     parser.add_argument("--known", nargs="+", default=["on"], choices=["on", "off"],
                         help="the known classes: as fitted (on) or none (off: every confident tag may steer)")
+    parser.add_argument("--describe", nargs="+", default=["model"], choices=["model", "sentence", "object"],
+                        help="the tagger's describe setting: the decoder's sentence, or the object alone on unfamiliar "
+                             "photos; several: each measured")
     parser.add_argument("--cache", default=None, help="a folder for the backbone features of both photo sets")
     parser.add_argument("--output", default="assets/benchmarks/open_world_captioning.json")
     args = parser.parse_args(argv)
@@ -150,10 +153,13 @@ def main(argv=None):
     variants = []
     for familiar in args.familiar:
         for known in args.known:
-            suffix = ("" if familiar == "model" else f", familiar-photo test {familiar}") + \
-                ("" if known == "on" else ", no known classes")
-            variants.append((suffix, {"familiar_threshold": None if familiar == "off" else fitted_familiar,
-                                      "known": fitted_known if known == "on" else frozenset()}))
+            for describe in args.describe:
+                suffix = ("" if familiar == "model" else f", familiar-photo test {familiar}") + \
+                    ("" if known == "on" else ", no known classes") + \
+                    ("" if describe == "model" else f", describe {describe}")
+                variants.append((suffix, {"familiar_threshold": None if familiar == "off" else fitted_familiar,
+                                          "known": fitted_known if known == "on" else frozenset(),
+                                          **({} if describe == "model" else {"describe": describe})}))
     settings = settings[:1] + [(name + suffix, {**setting, **variant}) for name, setting in settings[1:]
                                for suffix, variant in variants]
     groups = np.array([coarse_group(classes[y]) for y in labels])

@@ -33,23 +33,23 @@ import sys
 
 
 def pooled_features(model, paths, batch_size):
-    """The pooled backbone features (N, C) of the readable photos, and how many were skipped."""
+    """The pooled backbone features (N, C) of the readable photos, and the paths of those N."""
     import numpy as np
     from tqdm import tqdm
 
-    out, skipped = [], 0
+    out, kept = [], []
     for start in tqdm(range(0, len(paths), batch_size), desc="backbone", unit="batch", file=sys.stderr):
         pixels = []
         for path in paths[start:start + batch_size]:
             try:
                 pixels.append(model.load_pixels(path))
+                kept.append(path)
             except Exception as exc:  # a broken photo is skipped, never the run
-                skipped += 1
                 print(f"skipped {path}: {exc}", file=sys.stderr)
         if pixels:
             features = np.asarray(model.encode(np.stack(pixels)))
             out.append(features.mean(axis=1) if features.ndim == 3 else features)
-    return np.concatenate(out), skipped
+    return np.concatenate(out), kept
 
 
 def card_settings(model):
@@ -81,6 +81,10 @@ def main(argv=None):
                         help="k-means centroids of the training photos for the familiar-photo test (0: none)")
     parser.add_argument("--familiar-quantile", type=float, default=0.05,
                         help="this share of held-out training photos falls below the familiar threshold")
+    parser.add_argument("--captions", help="the photos' captions (Flickr8k.token.txt format): a class is known only "
+                        "from photos whose captions name it (the captioner learned its word)")
+    parser.add_argument("--describe", choices=("sentence", "object"), default="sentence",
+                        help="object: an unfamiliar photo's caption is its steering object alone ('a photo of ...')")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
     if not args.from_model and not (args.images and args.image_dir):
@@ -125,11 +129,23 @@ def main(argv=None):
 
         with FeatureStore(args.features, backbone=model.backbone.name) as store:
             names = [os.path.basename(p) for p in paths]
-            pooled, skipped = store.load(names, grid=False)["pooled"].astype("float32"), 0
+            pooled, kept = store.load(names, grid=False)["pooled"].astype("float32"), paths
     else:
-        pooled, skipped = pooled_features(model, paths, args.batch_size)
-    model.set_tagger(bonus=args.bonus, threshold=args.threshold, search=args.search, deadline=args.deadline)
-    settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability)
+        pooled, kept = pooled_features(model, paths, args.batch_size)
+    skipped = len(paths) - len(kept)
+    captions = None
+    if args.captions:
+        from captioner.data.flickr8k import read_flickr8k_captions
+        from captioner.text import tokenize
+
+        by_name = read_flickr8k_captions(args.captions)
+        missing = [os.path.basename(p) for p in kept if os.path.basename(p) not in by_name]
+        if missing:
+            sys.exit(f"error: {args.captions}: no captions for {len(missing)} of the photos, e.g. {missing[0]}")
+        captions = [[tokenize(c) for c in by_name[os.path.basename(p)]] for p in kept]
+    model.set_tagger(bonus=args.bonus, threshold=args.threshold, search=args.search, deadline=args.deadline,
+                     describe=args.describe)
+    settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability, captions)
     if args.familiar_centroids:
         settings.update(fit_familiar(pooled, args.familiar_centroids, args.familiar_quantile))
     else:  # no familiar-photo test: forget one fitted before

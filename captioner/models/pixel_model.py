@@ -281,17 +281,20 @@ class CaptionSearch:
     def name_tagged(self, words, tags):
         """A hypothesis's words and its image's tags -> (words with the confident novel classes named,
         [Tag.as_dict() + "steered" (its word was pushed into the search), "named" (its class name
-        was filled in)])."""
+        was filled in), "described": true for the tag whose object alone is the caption (the tagger's
+        describe="object")])."""
         if not tags:
             return words, []
         tagger = self.object_tagger()
         named = tagger.name_objects(words, tags)
+        described = tagger.described_tag(words, tags)
         objects = []
         for tag in tags:
             name = tag.name.lower()
             is_named = name != tag.word and f" {name} " in f" {' '.join(named)} " \
                 and f" {name} " not in f" {' '.join(words)} "
-            objects.append({**tag.as_dict(), "steered": bool(tagger.steers(tag)), "named": bool(is_named)})
+            objects.append({**tag.as_dict(), "steered": bool(tagger.steers(tag)), "named": bool(is_named),
+                            **({"described": True} if tag is described else {})})
         return named, objects
 
 

@@ -47,6 +47,7 @@ import os
 import numpy as np
 
 WORDS_FILE = os.path.join(os.path.dirname(__file__), "imagenet_words.json")
+NAME_THRESHOLD = 0.5  # a class alone at least this probable is named in the caption
 
 
 @dataclasses.dataclass
@@ -125,15 +126,21 @@ class ObjectTagger:
         familiar: `fit_familiar`'s centroids of the training photos (base64 of float16 (K, C) unit
             vectors), with `familiar_threshold`: a photo at least that close (cosine) to one of them
             is familiar, and none of its tags steers or names. None: every photo may be steered.
+        describe: "sentence": the decoder's caption, its tag word named (`name_objects`); "object": on
+            a photo unlike the training photos (needs `familiar`), whose caption holds a steering tag's
+            word and whose class alone is confident (as a name is filled in), the caption is that object
+            alone ("a photo of a brown house finch", `describe_object`):
+            the decoder's words after it describe Flickr8k scenes the photo does not show.
     """
 
     SEARCHES = ("bonus", "constrained")
+    DESCRIBE = ("sentence", "object")
 
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 own_names=False, **fitted):
+                 own_names=False, describe="sentence", **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -147,6 +154,9 @@ class ObjectTagger:
         self.search = search
         self.max_constraints = int(max_constraints)
         self.deadline = int(deadline)
+        if describe not in self.DESCRIBE:
+            raise ValueError(f"ObjectTagger: describe must be one of {self.DESCRIBE}, got {describe!r}")
+        self.describe = describe
         unknown = sorted(k for k in fitted if not k.startswith("fitted_"))
         if unknown:
             raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
@@ -251,32 +261,72 @@ class ObjectTagger:
 
     def name_objects(self, words, tags):
         """`name_objects` with this tagger's `known` classes, and the tags of familiar photos, left as the
-        captioner said them."""
+        captioner said them; with describe="object", `describe_object` of the first steering tag whose
+        word the caption holds, on a photo the familiar test calls unfamiliar."""
+        described = self.described_tag(words, tags)
+        if described is not None:
+            return describe_object(words, described)
         return name_objects(words, [t for t in tags if t.synset not in self.known and not t.familiar_photo])
+
+    def described_tag(self, words, tags):
+        """The tag whose object alone is the caption (describe="object"), or None."""
+        if self.describe != "object" or self._centroids is None or self.familiar_threshold is None:
+            return None
+        return next((t for t in tags if self.steers(t) and t.name_probability >= NAME_THRESHOLD
+                     and tag_word_index(words, t.word) is not None), None)
 
     def config(self):
         """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
         return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
                 "top_k": self.top_k, "min_probability": self.min_probability, "search": self.search,
                 "max_constraints": self.max_constraints, "deadline": self.deadline,
-                "known": sorted(self.known),
+                "known": sorted(self.known), **({"describe": self.describe} if self.describe != "sentence" else {}),
                 **({"familiar": self.familiar, "familiar_threshold": self.familiar_threshold} if self.familiar else {}),
                 **self.fitted}
 
 
-def fit_known(tagger, pooled, min_images=3, probability=None):
+def naming_words(synset, vocabulary):
+    """The words a caption names class `synset` by: the single-word lemmas of the class and of its
+    hypernyms up to the first level the vocabulary knows (the level its tag word comes from: for a
+    mountain bike "bicycle", "bike", "wheel", "cycle"), each with its plural."""
+    entry = next(c for c in imagenet_classes() if c["synset"] == synset)
+    words = set()
+    for level in [entry["lemmas"]] + entry["hypernyms"]:
+        single = [w.lower() for w in level if " " not in w and "-" not in w]
+        words.update(single)
+        if any(w in vocabulary for w in single):
+            break
+    return words | {w + "s" for w in words}
+
+
+def fit_known(tagger, pooled, min_images=3, probability=None, captions=None):
     """The classes the captioner's training photos show, from their pooled features (N, C): the
     synsets that are the most probable class of a tag at least `probability` probable (None: the
-    tagger's threshold) on at least `min_images` of the N photos. Returns the tagger settings
-    {"known", "fitted_on_images", "fitted_min_images", "fitted_probability"}."""
+    tagger's threshold) on at least `min_images` of the N photos. With `captions` (per photo, its
+    captions' words: an iterable of sets or lists), only the photos whose captions name the class
+    (`naming_words`) count: a class is known when the captioner learned to say it, not merely saw
+    it (photos of bicycles whose captions never say "bike" teach no word for it). Returns the
+    tagger settings {"known", "fitted_on_images", "fitted_min_images", "fitted_probability"}
+    (+ "fitted_named_in_captions")."""
     probability = tagger.threshold if probability is None else float(probability)
-    counts = {}
-    for tags in tagger.tags(tagger.probabilities(pooled)):
+    if captions is not None:
+        captions = [set().union(*map(set, c)) if c else set() for c in captions]
+        if len(captions) != len(pooled):
+            raise ValueError(f"fit_known: {len(captions)} photos' captions for {len(pooled)} photos' features")
+    counts, words_of = {}, {}
+    for i, tags in enumerate(tagger.tags(tagger.probabilities(pooled))):
         for tag in tags:
-            if tag.probability >= probability:
-                counts[tag.synset] = counts.get(tag.synset, 0) + 1
+            if tag.probability < probability:
+                continue
+            if captions is not None:
+                if tag.synset not in words_of:
+                    words_of[tag.synset] = naming_words(tag.synset, tagger.vocabulary)
+                if not words_of[tag.synset] & captions[i]:
+                    continue
+            counts[tag.synset] = counts.get(tag.synset, 0) + 1
     return {"known": sorted(s for s, n in counts.items() if n >= min_images), "fitted_on_images": int(len(pooled)),
-            "fitted_min_images": int(min_images), "fitted_probability": probability}
+            "fitted_min_images": int(min_images), "fitted_probability": probability,
+            **({"fitted_named_in_captions": True} if captions is not None else {})}
 
 
 def decode_centroids(text, channels):
@@ -315,7 +365,40 @@ def _article(word):
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def name_objects(words, tags, threshold=0.5):
+# words the decoder may say before an object's noun that a photo of the object alone bears out (its
+# colour, size, age): kept in `describe_object`'s phrase; anything else before the noun is not
+DESCRIPTIVE = frozenset(
+    "black white brown red blue green yellow orange pink purple grey gray golden silver tan dark light "
+    "small large big little tiny huge young old spotted striped furry fluffy shiny wooden metal".split())
+
+
+def tag_word_index(words, word):
+    """Index of `word` (or its plural) in `words`, or None."""
+    return next((i for i, w in enumerate(words) if w in (word, word + "s")), None)
+
+
+def describe_object(words, tag, threshold=NAME_THRESHOLD):
+    """The decoder's words holding `tag`'s word -> the object alone, as a caption:
+    ["a", "photo", "of", "a", "brown", "house", "finch"]: the descriptive adjectives (`DESCRIPTIVE`)
+    the decoder put right before the word, then the class's own name when that class alone is at
+    least `threshold` probable (else the tag's word). A template of the kind Kulkarni et al. 2011
+    ("Baby Talk") fill from detections: used where the decoder's own scene is not the photo's."""
+    i = tag_word_index(words, tag.word)
+    if i is None:
+        raise ValueError(f"describe_object: {tag.word!r} is not in the caption {' '.join(words)!r}")
+    start = i
+    while start > 0 and words[start - 1] in DESCRIPTIVE:
+        start -= 1
+    noun = [tag.word]
+    if tag.name_probability >= threshold:
+        entry = next((c for c in imagenet_classes() if c["synset"] == tag.synset), None)
+        with_head = next((lemma for lemma in (entry["lemmas"] if entry else []) if lemma.endswith(" " + tag.word)), None)
+        noun = (with_head or tag.name.lower()).split()
+    phrase = [w for w in words[start:i] if w not in noun] + noun
+    return ["a", "photo", "of", _article(phrase[0])] + phrase
+
+
+def name_objects(words, tags, threshold=NAME_THRESHOLD):
     """Caption words -> the same words with a confident class's own name in place of its tag word
     ("a cat" -> "a tabby cat", "a dog" -> "a golden retriever"), and the article before it fixed.
 
