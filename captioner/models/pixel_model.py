@@ -171,6 +171,7 @@ class PixelModel(keras.Model):
 
     # the words a tag may be: the caption vocabulary (a captioner), or its answers (VQA: `own_names`)
     tag_own_names = False
+    tag_medium = "photo"  # a described caption: "a photo of ..." (a video captioner's: "a video of ...")
 
     def tag_vocabulary(self):
         return self.vocabulary
@@ -187,7 +188,8 @@ class PixelModel(keras.Model):
                 raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
                                  f"{type(self).__name__}'s is {self.backbone.name!r}: run it without objects")
             self._object_tagger = ObjectTagger(self.backbone.name, self.tag_vocabulary(),
-                                               own_names=self.tag_own_names, **getattr(self, "tagger_config", {}))
+                                               own_names=self.tag_own_names, medium=self.tag_medium,
+                                               **getattr(self, "tagger_config", {}))
         return self._object_tagger
 
     def set_tagger(self, **settings):

@@ -27,6 +27,7 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
     """{"frames" (B, N, H, W, 3), "mask" (B, N)} -> beam_search dict (tokens, scores, attention ...)."""
 
     vocabulary_key = "vocabulary"
+    tag_medium = "video"  # a described caption: "a video of a switch"
 
     def __init__(self, backbone, model, vocabulary, num_frames=8, sample_fps=0.0, beam_size=3, alpha=0.0,
                  max_length=20, training_config=None, tagger=None, **kwargs):

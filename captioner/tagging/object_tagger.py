@@ -119,6 +119,7 @@ class ObjectTagger:
             the caption must hold the word, the search chooses where).
         max_constraints: at most this many steering tags per image become constraints (the
             search keeps 2 ** C beams per beam), the most probable first.
+        medium: what the input is called in a described caption ("photo"; a video captioner's "video").
         own_names: a class no vocabulary word names is tagged by its own name (a VQA model's answers:
             "espresso" where no answer is; such a tag cannot steer a caption's search).
         deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
@@ -140,7 +141,7 @@ class ObjectTagger:
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 own_names=False, describe="sentence", **fitted):
+                 own_names=False, describe="sentence", medium="photo", **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -157,6 +158,7 @@ class ObjectTagger:
         if describe not in self.DESCRIBE:
             raise ValueError(f"ObjectTagger: describe must be one of {self.DESCRIBE}, got {describe!r}")
         self.describe = describe
+        self.medium = str(medium)  # what `describe_object` calls the input: "a photo of ...", "a video of ..."
         unknown = sorted(k for k in fitted if not k.startswith("fitted_"))
         if unknown:
             raise TypeError(f"ObjectTagger: unknown setting(s) {unknown}")
@@ -265,7 +267,7 @@ class ObjectTagger:
         word the caption holds, on a photo the familiar test calls unfamiliar."""
         described = self.described_tag(words, tags)
         if described is not None:
-            return describe_object(words, described)
+            return describe_object(words, described, medium=self.medium)
         return name_objects(words, [t for t in tags if t.synset not in self.known and not t.familiar_photo])
 
     def described_tag(self, words, tags):
@@ -377,7 +379,7 @@ def tag_word_index(words, word):
     return next((i for i, w in enumerate(words) if w in (word, word + "s")), None)
 
 
-def describe_object(words, tag, threshold=NAME_THRESHOLD):
+def describe_object(words, tag, threshold=NAME_THRESHOLD, medium="photo"):
     """The decoder's words holding `tag`'s word -> the object alone, as a caption:
     ["a", "photo", "of", "a", "brown", "house", "finch"]: the descriptive adjectives (`DESCRIPTIVE`)
     the decoder put right before the word, then the class's own name when that class alone is at
@@ -395,7 +397,7 @@ def describe_object(words, tag, threshold=NAME_THRESHOLD):
         with_head = next((lemma for lemma in (entry["lemmas"] if entry else []) if lemma.endswith(" " + tag.word)), None)
         noun = (with_head or tag.name.lower()).split()
     phrase = [w for w in words[start:i] if w not in noun] + noun
-    return ["a", "photo", "of", _article(phrase[0])] + phrase
+    return ["a", medium, "of", _article(phrase[0])] + phrase
 
 
 def name_objects(words, tags, threshold=NAME_THRESHOLD):

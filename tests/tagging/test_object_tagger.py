@@ -160,6 +160,7 @@ def test_an_unfamiliar_photo_is_described_by_its_object_alone():
     assert describe_object(said, finch) == "a photo of a small brown house finch".split()
     cat = tag("cat", "tabby", "tabby.n.01", 0.9)
     assert describe_object("a girl cat in the air".split(), cat) == "a photo of a tabby cat".split()
+    assert describe_object("a cat runs".split(), cat, medium="video") == "a video of a tabby cat".split()
     unsure = tag("coffee", "espresso", "espresso.n.01", 0.3)
     assert describe_object("a coffee is standing".split(), unsure) == "a photo of a coffee".split()
     with pytest.raises(ValueError, match="not in the caption"):
