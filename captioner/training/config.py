@@ -16,7 +16,11 @@ import typing
 
 
 def option(default=dataclasses.MISSING, help=None, **meta):
-    """A config field with its command-line metadata (help, choices, metavar, nargs, action, flag)."""
+    """A config field with its command-line metadata (help, choices, metavar, nargs, action, flag).
+
+    ``cli=False``: a setting with a default that is not a command-line option of this config (a base
+    config's setting that only some recipes offer: a subclass's config makes it one by declaring
+    the field again with its help)."""
     if help is not None:
         meta["help"] = help
     if isinstance(default, list):
@@ -65,6 +69,8 @@ def add_arguments(parser, config_cls):
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         meta = dict(_metadata(config_cls, f.name))
+        if not meta.pop("cli", True):
+            continue
         flag = meta.pop("flag", "--" + f.name.replace("_", "-"))
         kwargs = {"dest": f.name, "help": meta.pop("help", None)}
         hint = hints[f.name]
@@ -85,7 +91,8 @@ def add_arguments(parser, config_cls):
 
 def from_args(config_cls, args):
     """The config of parsed `args` (an argparse namespace holding at least every field)."""
-    return config_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls)})
+    return config_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls)
+                         if _metadata(config_cls, f.name).get("cli", True)})
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

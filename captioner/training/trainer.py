@@ -137,6 +137,30 @@ class Recipe:
     def card_extra(self):
         return {}
 
+    # -- pretrained word vectors (the text recipes' --embeddings NAME|FILE and --embedding-dim) --
+    def load_word_vectors(self):
+        """`self.vectors`: the config's --embeddings (None when absent or "none"); --embedding-dim
+        becomes theirs."""
+        c, self.vectors = self.cfg, None
+        if c.embeddings and c.embeddings.lower() != "none":
+            from captioner.text.word_vectors import load_word_vectors
+
+            self.vectors = load_word_vectors(c.embeddings)
+            if c.embedding_dim != self.vectors.dim:
+                log.info("--embeddings %s: embedding dimension %d (not %d)", c.embeddings, self.vectors.dim,
+                         c.embedding_dim)
+                c.embedding_dim = self.vectors.dim
+        return self.vectors
+
+    def start_embeddings(self, layer, seed):
+        """Set the Embedding `layer` to `self.vectors`' rows of `self.vocab` (the others drawn from
+        `seed`); returns how many vocabulary words had a vector."""
+        table, found = self.vectors.embedding_table(self.vocab, seed=seed)
+        layer.set_weights([table])
+        log.info("embeddings %s: %d of %d vocabulary words have a pretrained vector", self.cfg.embeddings, found,
+                 len(self.vocab) - 4)
+        return found
+
 
 def classifier_compile_args():
     """Cross-entropy over class logits, and accuracy in the progress bar."""

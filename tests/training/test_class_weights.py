@@ -4,7 +4,6 @@ against scikit-learn's `compute_class_weight("balanced")`."""
 import numpy as np
 import pytest
 
-from captioner.training.recipes.video_classify import balanced_accuracy
 from captioner.training.trainer import ArrayBatches, class_weights
 
 
@@ -34,9 +33,3 @@ def test_array_batches_carry_weights_in_the_same_order():
         np.testing.assert_array_equal(ya, yb)
         np.testing.assert_array_equal(wb, yb * 10.0)
         assert wb.dtype == np.float32
-
-
-def test_balanced_accuracy_is_the_mean_recall_of_present_classes():
-    labels = [0, 0, 0, 0, 1, 2]
-    assert balanced_accuracy(labels, [0, 0, 0, 0, 0, 0], 4) == pytest.approx(100 / 3)  # majority class everywhere
-    assert balanced_accuracy(labels, [0, 0, 1, 1, 1, 2], 4) == pytest.approx(100 * (0.5 + 1 + 1) / 3)

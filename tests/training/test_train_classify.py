@@ -33,12 +33,3 @@ def test_classify_batches_replay_and_a_run_saves_a_model_with_its_card(tmp_path)
     assert card["task"] == "classify" and card["metrics"]["split"] == "dev"
     assert card["data"]["train_documents"] == 36 and card["data"]["dev_documents"] == 12
     assert "dev_accuracy" in card["metrics"] and card["metrics"]["dev"]["documents"] == 12
-
-
-def test_classification_report_by_hand():
-    from captioner.training.recipes.classify import classification_report
-
-    r = classification_report([0, 0, 1, 1], [0, 1, 1, 1], ["a", "b"])
-    assert r["accuracy"] == 75.0 and r["confusion (rows gold, columns predicted)"] == [[1, 1], [0, 2]]
-    # a: precision 1, recall 0.5 -> F1 2/3; b: precision 2/3, recall 1 -> F1 0.8
-    assert r["per_class_f1"] == {"a": 66.67, "b": 80.0} and r["macro_f1"] == 73.33

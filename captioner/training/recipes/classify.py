@@ -61,24 +61,6 @@ def load_documents(cfg, split):
     return load_bbc_news(cfg.data_dir, split, dev_list=cfg.dev_list)
 
 
-def classification_report(gold, predicted, labels):
-    """Accuracy and macro-F1 (in %), per-class F1 and the confusion matrix (rows gold)."""
-    import numpy as np
-
-    gold, predicted, k = np.asarray(gold), np.asarray(predicted), len(labels)
-    confusion = np.zeros((k, k), np.int64)
-    for g, p in zip(gold, predicted):
-        confusion[g, p] += 1
-    tp = np.diag(confusion).astype(float)
-    precision = tp / np.maximum(confusion.sum(0), 1)
-    recall = tp / np.maximum(confusion.sum(1), 1)
-    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
-    return {"accuracy": round(100 * float((gold == predicted).mean()), 2) if len(gold) else 0.0,
-            "macro_f1": round(100 * float(f1.mean()), 2), "documents": int(len(gold)),
-            "per_class_f1": {labels[i]: round(100 * float(f1[i]), 2) for i in range(k)},
-            "confusion (rows gold, columns predicted)": confusion.tolist()}
-
-
 class Classify(ClassifierRecipe):
     task = "classify"
     metric = "dev_accuracy"
@@ -96,12 +78,7 @@ class Classify(ClassifierRecipe):
         if c.limit:  # every k-th document, so that a smoke run still sees every label
             train = train[:: max(1, len(train) // c.limit)][: c.limit]
         self.labels = sorted({d.label for d in train})
-        self.vectors = None
-        if c.embeddings and c.embeddings.lower() != "none":
-            from captioner.text.word_vectors import load_word_vectors
-
-            self.vectors = load_word_vectors(c.embeddings)
-            c.embedding_dim = self.vectors.dim
+        self.load_word_vectors()
         self.first = None
 
         def read(docs, name):
@@ -154,10 +131,7 @@ class Classify(ClassifierRecipe):
         if state is None and model.tfidf:  # fresh run: the idf of the train documents (a checkpoint keeps it)
             model.fit_idf(self.train_xy[0]["document"])
         if state is None and self.vectors is not None:  # fresh run: pretrained word vectors
-            table, self.found = self.vectors.embedding_table(self.vocab, seed=self.cfg.seed)
-            model.word_encoder.embedding.set_weights([table])
-            log.info("embeddings %s: %d of %d vocabulary words have a vector", self.cfg.embeddings, self.found,
-                     len(self.vocab) - 4)
+            self.found = self.start_embeddings(model.word_encoder.embedding, self.cfg.seed)
 
     def predict(self, model, ids):
         return model.predict_attention(ids, batch_size=128)[0].argmax(-1)
@@ -166,7 +140,9 @@ class Classify(ClassifierRecipe):
         return {"dev_accuracy": round(100.0 * float((self.predict(model, self.dev_xy[0]) == self.dev_xy[1]).mean()), 2)}
 
     def evaluate(self, model, trainer):
-        report = classification_report(self.dev_xy[1], self.predict(model, self.dev_xy[0]), self.labels)
+        from captioner.metrics.classification import classification_report
+
+        report = classification_report(self.dev_xy[1], self.predict(model, self.dev_xy[0]), self.labels, unit="documents")
         return {"split": "dev", "dev_accuracy": report["accuracy"], "dev_macro_f1": report["macro_f1"], "dev": report,
                 "embeddings": self.cfg.embeddings, "embedding_words_found": getattr(self, "found", None)}
 

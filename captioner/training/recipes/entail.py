@@ -20,8 +20,9 @@ report is on --dev (or --eval).
 import dataclasses
 import logging
 
+from captioner.data.entailment import load_entailment_data
 from captioner.training.config import option
-from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
+from captioner.training.seq2seq_recipe import Seq2SeqConfig, Seq2SeqRecipe
 from captioner.training.trainer import ArrayBatches, ClassifierRecipe
 
 NAME = "entail"
@@ -73,40 +74,6 @@ class Config(Seq2SeqConfig):
     min_count: int = 1
 
 
-def load_entailment_data(cfg):
-    """-> (train, dev, eval pairs, eval name, description)."""
-    from captioner.data.sick import load_sick, reversed_pairs
-    from captioner.data.snli import load_snli
-    from captioner.data.tsv_pairs import split_by_key
-    from captioner.errors import InputError
-
-    if cfg.format == "sick":
-        parts = split_by_key(load_sick(cfg.data, splits=[cfg.train_split]), key=lambda p: p.pair_id,
-                             fractions={"dev": cfg.dev_fraction})
-        desc = {"file": cfg.data, "train": f"{cfg.train_split} minus dev", "dev": f"{cfg.dev_fraction:g} of "
-                f"{cfg.train_split} by md5 of pair_ID", "eval": cfg.eval_split}
-        train = parts["train"]
-        if cfg.add_reverse_pairs:
-            train = train + reversed_pairs(train)
-            desc["train"] += ", plus each of those pairs reversed (label: entailment_BA)"
-        return train, parts["dev"], load_sick(cfg.data, splits=[cfg.eval_split]), cfg.eval_split, desc
-    if not cfg.dev:
-        raise InputError("--format snli needs --dev DEV.jsonl")
-    if cfg.add_reverse_pairs:
-        raise InputError("--add-reverse-pairs needs --format sick (SNLI has no reverse judgments)")
-    dev = load_snli(cfg.dev, "dev")
-    evals = load_snli(cfg.eval, "eval") if cfg.eval else dev
-    return (load_snli(cfg.data, "train"), dev, evals, "eval" if cfg.eval else "dev",
-            {"train": cfg.data, "dev": cfg.dev, "eval": cfg.eval or cfg.dev})
-
-
-def _wordnet():
-    """(WordNet reader or None, why not)."""
-    from captioner.text.wordnet import load_wordnet
-
-    return load_wordnet()
-
-
 class EntailGenerate(Seq2SeqRecipe):
     """--task generate: the translator engine, premise -> hypothesis, on ENTAILMENT pairs."""
 
@@ -148,21 +115,13 @@ class Entail(ClassifierRecipe):
 
         from captioner.errors import InputError
         from captioner.models.entailment import LABELS, entail_tokens
-        from captioner.text.wordnet import build_lexicon, build_relations
+        from captioner.text.wordnet import build_lexicon, build_relations, load_wordnet
         from captioner.text import Vocabulary
 
         c = self.cfg
         train, dev, evals, self.eval_name, self.desc = load_entailment_data(c)
         train = train[: c.limit] if c.limit else train
-        self.vectors = None
-        if c.embeddings:
-            from captioner.text.word_vectors import load_word_vectors
-
-            self.vectors = load_word_vectors(c.embeddings)
-            if c.embedding_dim != self.vectors.dim:
-                log.info("--embeddings %s: embedding dimension %d (not %d)", c.embeddings, self.vectors.dim,
-                         c.embedding_dim)
-                c.embedding_dim = self.vectors.dim
+        self.load_word_vectors()
 
         def build_vocab():
             vocab = Vocabulary.build([entail_tokens(s) for p in train for s in (p.premise, p.hypothesis)],
@@ -177,7 +136,7 @@ class Entail(ClassifierRecipe):
         self.lexicon = self.relations = None
         wants_lexicon = c.wordnet != "no" and not c.no_pair_features
         if c.word_relations or wants_lexicon:
-            wordnet, reason = _wordnet()
+            wordnet, reason = load_wordnet()  # (a reader or None, why not)
         if c.word_relations:
             if wordnet is None:
                 raise InputError(f"--word-relations needs WordNet: {reason}")
@@ -239,11 +198,8 @@ class Entail(ClassifierRecipe):
             model = self.first if k == 0 else self.build_model(seed)
             found = None
             if self.vectors is not None:
-                table, found = self.vectors.embedding_table(self.vocab, seed=seed)
-                model.encoder.embedding.set_weights([table])
+                found = self.start_embeddings(model.encoder.embedding, seed)
                 model.encoder.embedding.trainable = not c.freeze_embeddings
-                log.info("embeddings %s: %d of %d vocabulary words have a pretrained vector", c.embeddings, found,
-                         len(self.vocab) - 4)
             run_dir = trainer.run_dir if c.members == 1 else TrainingRun(trainer.run_dir.path(f"member{k + 1}"))
             log.info("member %d of %d (seed %d)", k + 1, c.members, seed)
             model, info = trainer.fit(model, run_dir, seed)
@@ -260,23 +216,16 @@ class Entail(ClassifierRecipe):
                                       "mean of their probabilities"}
 
     def evaluate(self, model, trainer):
-        import numpy as np
-
+        from captioner.metrics.classification import classification_report, majority_label
         from captioner.models.entailment import LABELS
 
-        c, name, (_, y_ev) = self.cfg, self.eval_name, self.eval_xy
+        c, name = self.cfg, self.eval_name
         acc, probs = self.accuracy(model, self.eval_xy)
-        confusion = np.zeros((3, 3), int)
-        for t, p in zip(y_ev, probs.argmax(-1)):
-            confusion[t, p] += 1
-        majority = int(np.bincount(self.y_tr, minlength=3).argmax())
+        report = classification_report(self.eval_xy[1], probs.argmax(-1), LABELS, majority_label(self.y_tr, 3), "pairs")
         return {
-            "split": name, "eval_split": name, f"{name}_accuracy": acc,
-            f"{name}_majority_class_accuracy": round(float((y_ev == majority).mean() * 100), 2),
-            "majority_class": LABELS[majority], "dev_accuracy": self.accuracy(model, self.dev_xy)[0],
-            "per_class_recall": {LABELS[i]: round(float(confusion[i, i] / max(confusion[i].sum(), 1) * 100), 2)
-                                 for i in range(3)},
-            "confusion (rows gold, columns predicted)": {"labels": list(LABELS), "matrix": confusion.tolist()},
+            "split": name, "eval_split": name, f"{name}_accuracy": acc, name: report,
+            f"{name}_majority_class_accuracy": report["majority_class_accuracy"],
+            "dev_accuracy": self.accuracy(model, self.dev_xy)[0],
             "pair_features": not c.no_pair_features, "wordnet_features": bool(self.lexicon),
             "word_relations": self.relations and {k: len(v) for k, v in self.relations.items()},
             "embeddings": c.embeddings and {"vectors": c.embeddings, "dim": c.embedding_dim,

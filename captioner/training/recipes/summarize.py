@@ -25,7 +25,7 @@ import dataclasses
 import logging
 
 from captioner.training.config import option
-from captioner.training.recipes.translate import Seq2SeqConfig, Seq2SeqRecipe
+from captioner.training.seq2seq_recipe import Seq2SeqConfig, Seq2SeqRecipe
 
 NAME = "summarize"
 HELP = "train a headline generator (article or description -> headline) on BBC News / News Category"
@@ -119,13 +119,8 @@ class Summarize(Seq2SeqRecipe):
         train = [p for name, (tr, _) in self.datasets.items()
                  for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
         train = train[: c.limit] if c.limit else train
-        self.vectors = None
-        if c.embeddings:
-            from captioner.text.word_vectors import load_word_vectors
-
-            self.vectors = load_word_vectors(c.embeddings)
-            c.embedding_dim = self.vectors.dim
-        self.src_tok = {}
+        self.load_word_vectors()
+        self.src_tok, self.tgt_tok = {}, {}
         src = [text_tokens(p.source)[: c.max_source_length] for p in train]
         tgt = [text_tokens(p.target)[: c.max_target_length] for p in train]
         keep = [i for i in range(len(train)) if src[i] and tgt[i]]

@@ -18,8 +18,7 @@ import logging
 import os
 
 from captioner.training.config import option
-from captioner.training.recipes.translate import Seq2SeqConfig
-from captioner.training.trainer import Recipe
+from captioner.training.seq2seq_recipe import Seq2SeqConfig, Seq2SeqRecipe
 
 NAME = "transliterate"
 HELP = "train a character-level transliteration model (romanized -> native script, Dakshina)"
@@ -43,9 +42,13 @@ class Config(Seq2SeqConfig):
     beam_size: int = 10
 
 
-class Transliterate(Recipe):
+class Transliterate(Seq2SeqRecipe):
+    """Characters of a romanized word -> characters of the native one: the seq2seq base's model and
+    batches, its own data (Dakshina lexicons, each pair weighted by its attestations) and scores."""
+
     task = "transliterate"
     metric = "dev_top1"
+    replace_unk = False  # a Latin letter is never a Devanagari one
 
     def prepare(self, trainer):
         import numpy as np
@@ -63,16 +66,17 @@ class Transliterate(Recipe):
         for p in train:  # a pair listed twice counts once, with the attestations summed
             counts[(p.romanized, p.native)] = counts.get((p.romanized, p.native), 0) + p.attestations
         pairs = [(r, n) for r, n in counts if len(r) <= c.max_source_length and len(n) <= c.max_target_length]
-        self.tok = {"chars": True, "lower": True}
-        src = [text_tokens(r, self.tok) for r, _ in pairs]
-        tgt = [text_tokens(n, {"chars": True, "lower": False}) for _, n in pairs]
+        self.src_tok, self.tgt_tok, self.layers = {"chars": True, "lower": True}, {"chars": True, "lower": False}, \
+            c.encoder_layers or 1
+        src = [text_tokens(r, self.src_tok) for r, _ in pairs]
+        tgt = [text_tokens(n, self.tgt_tok) for _, n in pairs]
         self.src_vocab, self.tgt_vocab = (trainer.cached(f"{side}_vocabulary.json", lambda t=t: Vocabulary.build(
             t, min_count=c.min_count)) for side, t in (("source", src), ("target", tgt)))
         w = np.array([counts[p] for p in pairs], np.float32)
         w = {"count": w, "sqrt": np.sqrt(w), "none": np.ones_like(w)}[c.weighting]
-        self.batches_ = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
-                                        [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
-                                        weights=w / w.mean())
+        self.pairs = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
+                                     [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
+                                     weights=w / w.mean())
         self.desc = {"train": files["train"], "dev": files["dev"], "train_pairs": len(pairs),
                      "dev_romanizations": len(self.dev), "weighting": c.weighting}
         self.selection = f"dev top-1 (greedy, {len(self.dev)} dev romanizations)"
@@ -84,27 +88,9 @@ class Transliterate(Recipe):
     def check(self):
         from captioner.errors import InputError
 
+        super().check()
         if self.cfg.pointer:  # Latin letters are never Devanagari ones: a pointer would only ever write <unk>
             raise InputError("--pointer: a transliterator writes another script than it reads; nothing to copy")
-
-    def build_model(self, seed):
-        from captioner.models.seq2seq import Seq2Seq
-
-        c = self.cfg
-        return Seq2Seq(
-            self.src_vocab, self.tgt_vocab, kind=c.kind, embedding_dim=c.embedding_dim, units=c.units,
-            attention_units=c.attention_units, encoder_cell=c.encoder_cell, decoder_cell=c.decoder_cell,
-            encoder_layers=c.encoder_layers or 1, reverse_source=c.reverse_source, dropout=c.dropout,
-            maxout=not c.no_maxout, source_tokenizer=self.tok, target_tokenizer={"chars": True, "lower": False},
-            max_source_length=c.max_source_length, beam_size=c.beam_size, alpha=c.alpha,
-            max_length=c.max_target_length + 10, replace_unk=False,
-            training_config={"task": self.task, "seed": c.seed, "data": self.desc})
-
-    def steps_per_pass(self):
-        return len(self.batches_)
-
-    def batches(self, epoch, seed):
-        return self.batches_.batches(epoch, seed)
 
     def evaluate_dev(self, model):
         from captioner.inference.transliteration import evaluate_transliteration

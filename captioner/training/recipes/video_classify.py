@@ -67,33 +67,6 @@ def parse_groups(text):
     return groups
 
 
-def accuracy_report(labels, predictions, class_names):
-    import numpy as np
-
-    labels, predictions = np.asarray(labels), np.asarray(predictions)
-    k = len(class_names)
-    confusion = np.zeros((k, k), dtype=np.int64)
-    for y, p in zip(labels, predictions):
-        confusion[y, p] += 1
-    per_class = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[i].sum(), 1), 2) for i in range(k)}
-    precision = {class_names[i]: round(100.0 * confusion[i, i] / max(confusion[:, i].sum(), 1), 2) for i in range(k)}
-    return {"accuracy": round(100.0 * float((labels == predictions).mean()), 2), "clips": len(labels),
-            "balanced_accuracy": round(balanced_accuracy(labels, predictions, k), 2),
-            "per_class_accuracy": per_class, "per_class_recall": per_class, "per_class_precision": precision,
-            "support": {class_names[i]: int(confusion[i].sum()) for i in range(k)},
-            "confusion": confusion.tolist(), "classes": list(class_names)}
-
-
-def balanced_accuracy(labels, predictions, num_classes):
-    """Mean recall (%) over the classes present in `labels`: every class counts the same, so
-    predicting the majority class everywhere scores 100 / (number of classes)."""
-    import numpy as np
-
-    labels, predictions = np.asarray(labels), np.asarray(predictions)
-    recalls = [float((predictions[labels == c] == c).mean()) for c in range(num_classes) if (labels == c).any()]
-    return 100.0 * float(np.mean(recalls)) if recalls else 0.0
-
-
 class VideoClassify(ClassifierRecipe):
     task = "video-classify"
     metric = "dev_accuracy"
@@ -166,6 +139,8 @@ class VideoClassify(ClassifierRecipe):
         return model.predict(self.data[split][0], batch_size=128, verbose=0).argmax(-1)
 
     def evaluate_dev(self, model):
+        from captioner.metrics.classification import balanced_accuracy
+
         predictions, labels = self.predict(model, "dev"), self.data["dev"][1]
         return {"dev_accuracy": 100.0 * float((predictions == labels).mean()),
                 "dev_balanced_accuracy": balanced_accuracy(labels, predictions, len(self.class_names))}
@@ -173,16 +148,17 @@ class VideoClassify(ClassifierRecipe):
     def evaluate(self, model, trainer):
         from captioner.visualize.confusion import confusion_png
 
-        import numpy as np
+        from captioner.metrics.classification import classification_report, majority_label
 
         metrics = {"split": "test"}
-        majority = int(np.bincount(self.data["train"][1], minlength=len(self.class_names)).argmax())
+        majority = majority_label(self.data["train"][1], len(self.class_names))
         for split in ("dev", "test"):
             if not len(self.data[split][1]):
                 continue
-            metrics[split] = accuracy_report(self.data[split][1], self.predict(model, split), self.class_names)
-            metrics[split]["majority_class_accuracy"] = round(100.0 * float((self.data[split][1] == majority).mean()), 2)
-            confusion_png(trainer.run_dir.path(f"confusion_{split}.png"), metrics[split]["confusion"],
+            metrics[split] = classification_report(self.data[split][1], self.predict(model, split), self.class_names,
+                                                   majority=majority, unit="clips")
+            confusion_png(trainer.run_dir.path(f"confusion_{split}.png"),
+                          metrics[split]["confusion (rows gold, columns predicted)"],
                           self.class_names, title=f"{split} clips")
             log.info("%s accuracy: %.2f%%", split, metrics[split]["accuracy"])
         return metrics
