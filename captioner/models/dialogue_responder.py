@@ -35,6 +35,7 @@ from captioner.decoding.generator import Generator, hypothesis_words
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
+from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID, Vocabulary
 
@@ -58,7 +59,7 @@ class Response:
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class DialogueResponder(keras.Model):
+class DialogueResponder(TextTaskModel, keras.Model):
     """Training: {"context" (B, N, W), "tokens" (B, T)} -> logits (B, T, V).
     Inference: :meth:`respond` (turns in, the next SYSTEM turn out) or :meth:`generate` (ids)."""
 
@@ -66,8 +67,7 @@ class DialogueResponder(keras.Model):
                  attention_units=128, dropout=0.2, context_turns=3, max_words=30, beam_size=4, alpha=1.0,
                  max_length=40, attend="turns", training_config=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
-            Vocabulary.from_config({"tokens": list(vocabulary)})
+        self.vocabulary = Vocabulary.coerce(vocabulary)
         missing = [t for t in SPEAKER_TOKENS.values() if t not in self.vocabulary]
         if missing:
             raise ValueError(f"the vocabulary lacks the speaker tokens {missing}")
@@ -181,11 +181,6 @@ class DialogueResponder(keras.Model):
                                     read, word_attention))
         return out
 
-    def inference_copy(self):
-        clone = type(self).from_config(self.get_config())
-        clone.set_weights(self.get_weights())
-        return clone
-
     def get_config(self):
         return {**super().get_config(), "vocabulary": list(self.vocabulary.tokens),
                 "embedding_dim": self.embedding_dim, "units": self.units, "context_units": self.context_units,
@@ -194,13 +189,6 @@ class DialogueResponder(keras.Model):
                 "beam_size": self.beam_size, "alpha": self.alpha, "max_length": self.max_length,
                 "attend": self.attend, "training_config": self.training_config}
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
 
 def load_dialogue_responder(path) -> DialogueResponder:
-    from captioner.models.loading import load_model_file
-
-    return load_model_file(path, DialogueResponder, "a dialogue response model",
-                           hint=" (train one with `captioner train respond`)")
+    return DialogueResponder.load(path)

@@ -38,6 +38,7 @@ import tensorflow as tf
 
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
+from captioner.models.text_model import TextTaskModel
 from captioner.text.vocabulary import Vocabulary
 
 
@@ -60,15 +61,14 @@ class DocumentClassification:
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class DocumentClassifier(keras.Model):
+class DocumentClassifier(TextTaskModel, keras.Model):
     """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
 
     def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
                  dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0, tfidf_scale=10.0,
                  training_config=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
-            Vocabulary.from_config({"tokens": list(vocabulary)})
+        self.vocabulary = Vocabulary.coerce(vocabulary)
         self.labels = tuple(str(label) for label in labels)
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
             raise ValueError(f"labels must be two or more distinct names, got {list(self.labels)}")
@@ -206,12 +206,6 @@ class DocumentClassifier(keras.Model):
                 truncated=truncated))
         return out
 
-    def inference_copy(self):
-        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
-        clone = type(self).from_config(self.get_config())
-        clone.set_weights(self.get_weights())
-        return clone
-
     def get_config(self):
         return {**super().get_config(), "vocabulary": list(self.vocabulary.tokens), "labels": list(self.labels),
                 "embedding_dim": self.embedding_dim, "word_units": self.word_units,
@@ -220,13 +214,6 @@ class DocumentClassifier(keras.Model):
                 "split_long": self.split_long, "training_config": self.training_config,
                 **({"tfidf": True, "tfidf_l2": self.tfidf_l2, "tfidf_scale": self.tfidf_scale} if self.tfidf else {})}
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
 
 def load_document_classifier(path) -> DocumentClassifier:
-    from captioner.models.loading import load_model_file
-
-    return load_model_file(path, DocumentClassifier, "a document classifier",
-                           hint=" (train one with `captioner train classify`)")
+    return DocumentClassifier.load(path)

@@ -39,6 +39,7 @@ import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.shared_config import join_shared, split_shared
+from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import tokenize
 from captioner.text.vocabulary import Vocabulary
 from captioner.text.wordnet import (
@@ -87,7 +88,7 @@ class Entailment:
     attention: np.ndarray | None  # (len(hypothesis_tokens), len(premise_tokens)): hypothesis over premise
 
 
-class _TextPairAPI:
+class _TextPairAPI(TextTaskModel):
     """Strings in, `Entailment`s out: shared by the classifier and the ensemble of classifiers.
     Needs `vocabulary`, `max_length`, `features(p, h)` and `call(..., return_attention=True)`."""
 
@@ -141,12 +142,6 @@ class _TextPairAPI:
                                       p, h, attention[i, :len(h), :len(p)]))
         return out
 
-    def inference_copy(self):
-        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
-        clone = type(self).from_config(self.get_config())
-        clone.set_weights(self.get_weights())
-        return clone
-
 
 @keras.saving.register_keras_serializable(package="captioner")
 class EntailmentClassifier(_TextPairAPI, keras.Model):
@@ -156,8 +151,7 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
                  use_pair_features=True, lexicon=None, max_length=60, relatedness_weight=0.0,
                  relations=None, training_config=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else \
-            Vocabulary.from_config({"tokens": list(vocabulary)})
+        self.vocabulary = Vocabulary.coerce(vocabulary)
         self.embedding_dim = embedding_dim
         self.units = units
         self.hidden_units = hidden_units
@@ -253,10 +247,6 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             "training_config": self.training_config,
         }
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
 
 @keras.saving.register_keras_serializable(package="captioner")
 class EntailmentEnsemble(_TextPairAPI, keras.Model):
@@ -303,10 +293,6 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
     def get_config(self):
         members, shared = split_shared([keras.saving.serialize_keras_object(m) for m in self.members], self.SHARED)
         return {**super().get_config(), "members": members, "shared": shared, "training_config": self.training_config}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 def _pool(v, mask):

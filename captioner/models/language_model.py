@@ -43,6 +43,7 @@ import tensorflow as tf
 from captioner.decoding import Generator
 from captioner.errors import InputError
 from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
 
@@ -64,7 +65,7 @@ def bits_per_token(nll_sum, count):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class LanguageModel(keras.Model):
+class LanguageModel(TextTaskModel, keras.Model):
     """Training: {"tokens": (B, T)} -> next-token logits (B, T, V).
     Inference: :meth:`generate` (text), :meth:`evaluate_text` / :meth:`log_likelihood` (perplexity)."""
 
@@ -73,8 +74,7 @@ class LanguageModel(keras.Model):
         super().__init__(**kwargs)
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary.from_config(
-            vocabulary if isinstance(vocabulary, dict) else {"tokens": list(vocabulary)})
+        self.vocabulary = Vocabulary.coerce(vocabulary)
         self.level = level
         self.embedding_dim = int(embedding_dim)
         self.units = int(units)
@@ -248,20 +248,6 @@ class LanguageModel(keras.Model):
         return result
 
     # -- persistence -----------------------------------------------------------------
-    def inference_copy(self):
-        """A weight-identical, uncompiled float32 copy (no optimizer state in the saved file),
-        whatever the training policy."""
-        import keras
-
-        previous = keras.mixed_precision.global_policy().name
-        keras.mixed_precision.set_global_policy("float32")  # the decoder is built under it
-        try:
-            clone = type(self).from_config({**self.get_config(), "dtype": "float32"})
-        finally:
-            keras.mixed_precision.set_global_policy(previous)
-        clone.set_weights(self.get_weights())
-        return clone
-
     def get_config(self):
         return {
             **super().get_config(),
@@ -270,14 +256,7 @@ class LanguageModel(keras.Model):
             "dropout": self.dropout, "window": self.window, "training_config": self.training_config,
         }
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
 
 def load_language_model(path) -> LanguageModel:
     """Load a language model (.keras), safe mode on; errors name the file."""
-    from captioner.models.loading import load_model_file
-
-    return load_model_file(path, LanguageModel, "a language model",
-                           hint=" (make one with `captioner train lm`)")
+    return LanguageModel.load(path)

@@ -66,9 +66,15 @@ def inference_copy(model, dtype="float32"):
     """An uncompiled copy of `model` with the same weights (the saved file then carries no
     optimizer state), in `dtype` whatever the training policy (None: the model's own)."""
     config = model.get_config()
-    if dtype is not None:
-        config = {**config, "dtype": dtype}
-    copy = type(model).from_config(config)
+    if dtype is None:
+        copy = type(model).from_config(config)
+    else:  # sublayers built in the constructor take the global policy: make it `dtype` meanwhile
+        previous = keras.mixed_precision.global_policy().name
+        keras.mixed_precision.set_global_policy(dtype)
+        try:
+            copy = type(model).from_config({**config, "dtype": dtype})
+        finally:
+            keras.mixed_precision.set_global_policy(previous)
     copy.set_weights(model.get_weights())
     return copy
 

@@ -39,6 +39,7 @@ from captioner.errors import check_model_settings
 from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
+from captioner.models.text_model import TextTaskModel
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
@@ -148,7 +149,7 @@ def word_alignment(attention, source_groups, target_groups, finished):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class Seq2Seq(keras.Model):
+class Seq2Seq(TextTaskModel, keras.Model):
     """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
     Inference: `generate(source ids)` (beam search) or `translate(strings)`."""
 
@@ -162,8 +163,8 @@ class Seq2Seq(keras.Model):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-        self.source_vocabulary = _vocabulary(source_vocabulary)
-        self.target_vocabulary = _vocabulary(target_vocabulary)
+        self.source_vocabulary = Vocabulary.coerce(source_vocabulary)
+        self.target_vocabulary = Vocabulary.coerce(target_vocabulary)
         self.kind = kind
         self.embedding_dim = embedding_dim
         self.units = units
@@ -394,12 +395,6 @@ class Seq2Seq(keras.Model):
         return words, replaced, extra
 
     # -- persistence -----------------------------------------------------------------
-    def inference_copy(self):
-        """A weight-identical, uncompiled copy: saving it leaves the optimizer state out of the file."""
-        clone = type(self).from_config(self.get_config())
-        clone.set_weights(self.get_weights())
-        return clone
-
     def get_config(self):
         return {
             **super().get_config(),
@@ -422,21 +417,7 @@ class Seq2Seq(keras.Model):
         """{"rescorer": config} with one; {} without (the config of a model of before, unchanged)."""
         return {"rescorer": self.rescorer.get_config()} if self.rescorer is not None else {}
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-
-def _vocabulary(v) -> Vocabulary:
-    if isinstance(v, Vocabulary):
-        return v
-    if isinstance(v, dict):
-        return Vocabulary.from_config(v)
-    return Vocabulary.from_config({"tokens": list(v)})
-
 
 def load_translator(path) -> Seq2Seq:
     """Load a bundled translator / hypothesis generator (.keras), safe mode on."""
-    from captioner.models.loading import load_model_file
-
-    return load_model_file(path, Seq2Seq, "a translation model")
+    return Seq2Seq.load(path)

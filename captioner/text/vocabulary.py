@@ -253,6 +253,14 @@ class Vocabulary:
         }
 
     @classmethod
+    def coerce(cls, value, source: str = "vocabulary config") -> "Vocabulary":
+        """A Vocabulary as it is, or one rebuilt from its config dict or its token list (what a
+        model's config holds); ``source`` names it in errors."""
+        if isinstance(value, cls):
+            return value
+        return cls.from_config(value if isinstance(value, dict) else {"tokens": list(value)}, source=source)
+
+    @classmethod
     def from_config(cls, config: dict, source: str = "vocabulary config") -> "Vocabulary":
         """Rebuild from :meth:`to_config` output; ``source`` names it in errors."""
         if not isinstance(config, dict):
