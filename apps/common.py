@@ -481,7 +481,10 @@ def show_caption_with_tags(result, empty="(empty caption)"):
         st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
             f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in result.objects)
             + (". Marked in blue: the words the tags put into the caption (a novel object's word, or its "
-               "class name filled in)." if any(o.get("steered") or o.get("named") for o in result.objects) else ""))
+               "class name filled in)." if any(o.get("steered") or o.get("named") for o in result.objects) else "")
+            + (" This input is unlike the captioner's training photos: the caption names its object alone, the "
+               "decoder's own sentence, word by word below, describes a Flickr8k scene it does not show."
+               if any(o.get("described") for o in result.objects) else ""))
 
 
 def objects_toggle(model, page):
