@@ -122,3 +122,38 @@ def check_writable(path, flag="--output"):
         os.unlink(probe)
     except OSError as e:
         raise InputError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None
+
+
+def numbered_lines(path=None):
+    """[(line number, text or None)] of the text file at `path` (None: standard input), for a batch
+    command that reports a bad line and goes on: None for a line that is not UTF-8, a byte-order
+    mark skipped, "\r\n" read as "\n", an empty file no lines. InputError naming the file when it
+    cannot be read."""
+    import sys
+
+    from captioner.errors import InputError
+
+    if path:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise InputError(f"{path}: cannot be read ({e.strerror})") from None
+    else:
+        raw = sys.stdin.buffer.read()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw:
+        return []  # an empty file has no lines (not one empty line)
+    out = []
+    for i, line in enumerate(raw.split(b"\n"), start=1):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        try:
+            out.append((i, line.decode("utf-8")))
+        except UnicodeDecodeError:
+            out.append((i, None))
+    if out and out[-1][1] == "" and raw.endswith(b"\n"):
+        out.pop()  # the newline that ends the last line does not start another one
+    return out
+

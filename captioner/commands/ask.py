@@ -124,30 +124,13 @@ def run(args):
 
 def _read_rows(path):
     """(line number, row dict or None, error or None) for each non-blank line of a JSONL file."""
-    from captioner.errors import InputError
+    from captioner.data.json_file import json_rows
+    from captioner.io import numbered_lines
 
-    try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    with f:
-        for line_no, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
-            except UnicodeDecodeError:
-                yield line_no, None, f"{path}:{line_no}: not UTF-8 text"
-                continue
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield line_no, None, f"{path}:{line_no}: not valid JSON ({exc.msg})"
-                continue
-            if not isinstance(row, dict) or "image" not in row or "question" not in row:
-                yield line_no, None, f"{path}:{line_no}: expected an object with 'image' and 'question'"
-                continue
-            yield line_no, row, None
+    for line_no, row, error in json_rows(numbered_lines(path)):
+        if error is None and ("image" not in row or "question" not in row):
+            row, error = None, "expected an object with 'image' and 'question'"
+        yield line_no, row, error and f"{path}:{line_no}: {error}"
 
 
 def _resolve(image, base):

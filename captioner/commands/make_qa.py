@@ -37,18 +37,15 @@ def register(subparsers):
 
 
 def _answers_of(path):
-    from captioner.errors import InputError, text_file_errors
+    from captioner.data.json_file import json_objects
+    from captioner.errors import InputError
 
-    answers = {}
-    with text_file_errors(path), open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                answers.setdefault(row["type"], set()).add(row["answer"])
-            except (ValueError, KeyError, TypeError):
-                raise InputError(f"{path}:{n}: expected a make-qa JSON row with 'type' and 'answer'") from None
+    answers, expected = {}, "a make-qa JSON row with 'type' and 'answer'"
+    for where, row in json_objects(path, expected):
+        try:
+            answers.setdefault(row["type"], set()).add(row["answer"])
+        except (KeyError, TypeError):
+            raise InputError(f"{where}: expected {expected}") from None
     return answers
 
 

@@ -50,6 +50,7 @@ def warn(message):
 def read_rows(args):
     """[(where, row dict or None, error or None)]: one entry per input row / file."""
     from captioner.commands.translate import read_lines
+    from captioner.data.json_file import json_rows
     from captioner.errors import InputError
 
     if args.files and args.input:
@@ -72,21 +73,10 @@ def read_rows(args):
             rows.append((path, {"file": path, "text": text}, None if text.strip() else "empty text"))
         return rows
     name = args.input or "<stdin>"
-    for n, line in read_lines(args):
+    for n, obj, error in json_rows(read_lines(args), blank_error="empty line (expected a JSON object with 'text')"):
         where = f"{name}:{n}"
-        if line is None:
-            rows.append((where, None, "not UTF-8 text"))
-            continue
-        if not line.strip():
-            rows.append((where, None, "empty line (expected a JSON object with 'text')"))
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            rows.append((where, None, f"not valid JSON ({e.msg}, column {e.colno})"))
-            continue
-        if not isinstance(obj, dict):
-            rows.append((where, None, f"expected a JSON object, got {type(obj).__name__}"))
+        if error:
+            rows.append((where, None, error))
         elif "text" not in obj:
             rows.append((where, obj, "no 'text' field"))
         elif not isinstance(obj["text"], str):

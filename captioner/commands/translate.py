@@ -44,32 +44,11 @@ def warn(message):
 
 
 def read_lines(args):
-    """[(line number, text or None)] of the input; None for a line that is not UTF-8."""
-    from captioner.errors import InputError
+    """[(line number, text or None)] of the input (--input, else standard input); None for a line
+    that is not UTF-8 (`captioner.io.numbered_lines`)."""
+    from captioner.io import numbered_lines
 
-    if args.input:
-        try:
-            with open(args.input, "rb") as f:
-                raw = f.read()
-        except OSError as e:
-            raise InputError(f"{args.input}: cannot be read ({e.strerror})") from None
-    else:
-        raw = sys.stdin.buffer.read()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if not raw:
-        return []  # an empty file has no lines (not one empty line)
-    out = []
-    for i, line in enumerate(raw.split(b"\n"), start=1):
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        try:
-            out.append((i, line.decode("utf-8")))
-        except UnicodeDecodeError:
-            out.append((i, None))
-    if out and out[-1][1] == "" and raw.endswith(b"\n"):
-        out.pop()  # the newline that ends the last line does not start another one
-    return out
+    return numbered_lines(args.input)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ import json
 
 from captioner.errors import InputError, text_file_errors
 
-__all__ = ["json_objects", "read_json"]
+__all__ = ["json_objects", "json_rows", "read_json"]
 
 
 def read_json(path, encoding="utf-8"):
@@ -37,3 +37,29 @@ def json_objects(path, expected="a JSON object", lines=None):
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected {expected}, got {type(obj).__name__}")
         yield where, obj
+
+
+def json_rows(numbered, blank_error=None):
+    """(line number, object or None, error or None) of each JSON line of `numbered` ((number, text or
+    None where not UTF-8) pairs, `captioner.io.numbered_lines`), for a batch command that reports a
+    bad line and goes on: the error says what is wrong ("not UTF-8 text", "not valid JSON (...)",
+    "expected a JSON object, got list"), without the place. Blank lines are skipped, or reported
+    with `blank_error`."""
+    for number, line in numbered:
+        if line is None:
+            yield number, None, "not UTF-8 text"
+            continue
+        if not line.strip():
+            if blank_error:
+                yield number, None, blank_error
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            yield number, None, f"not valid JSON ({e.msg}, column {e.colno})"
+            continue
+        if not isinstance(obj, dict):
+            yield number, None, f"expected a JSON object, got {type(obj).__name__}"
+            continue
+        yield number, obj, None
+
