@@ -18,6 +18,7 @@ import keras
 from captioner.decoding import Generator
 from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
 from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionSearchMixin
+from captioner.models.ensemble_members import check_members
 from captioner.models.pixel_model import deserialize
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
@@ -30,18 +31,12 @@ class CaptionDecoderEnsemble(CaptionSearchMixin, keras.Model):
     def __init__(self, members, combine="product", **kwargs):
         super().__init__(**kwargs)
         members = [deserialize(m) for m in members]
-        if len(members) < 2:
-            raise ValueError(f"a decoder ensemble needs at least two members, got {len(members)}")
         if combine not in COMBINES:
             raise ValueError(f"combine must be one of {COMBINES}, got {combine!r}")
+        members = check_members(members, CaptionDecoderModel, {name: (lambda m, name=name: getattr(m, name))
+                                                               for name in ("vocab_size", "annotation_dim", "kind")},
+                                minimum=2, what="a decoder ensemble")
         first = members[0]
-        for i, m in enumerate(members):
-            if not isinstance(m, CaptionDecoderModel):
-                raise ValueError(f"decoder ensemble member {i} is a {type(m).__name__}, not a CaptionDecoderModel")
-            for name in ("vocab_size", "annotation_dim", "kind"):
-                if getattr(m, name) != getattr(first, name):
-                    raise ValueError(f"decoder ensemble member {i} has {name} {getattr(m, name)!r}, member 0 "
-                                     f"{getattr(first, name)!r}: members must read the same features and vocabulary")
         self.members = members
         self.combine = combine
         self.vocab_size, self.annotation_dim, self.kind = first.vocab_size, first.annotation_dim, first.kind

@@ -38,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
+from captioner.models.ensemble_members import check_members
 from captioner.models.shared_config import join_shared, split_shared
 from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import tokenize
@@ -262,15 +263,9 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
         super().__init__(**kwargs)
         members = [m if isinstance(m, EntailmentClassifier) else keras.saving.deserialize_keras_object(
             join_shared(m, shared)) for m in members]
-        if not members:
-            raise ValueError("an ensemble needs at least one member")
-        first = members[0]
-        for k, m in enumerate(members[1:], start=2):
-            if (tuple(m.vocabulary.tokens) != tuple(first.vocabulary.tokens) or m.max_length != first.max_length
-                    or m.num_features != first.num_features or m.lexicon != first.lexicon
-                    or m.relations != first.relations):
-                raise ValueError(f"ensemble member {k} reads its input differently from member 1 "
-                                 "(vocabulary, max_length, features or word relations differ)")
+        members = check_members(members, EntailmentClassifier, {
+            "vocabulary": lambda m: tuple(m.vocabulary.tokens), "max_length": lambda m: m.max_length,
+            "features": lambda m: m.num_features, "lexicon": lambda m: m.lexicon, "relations": lambda m: m.relations})
         self.members = members
         self.training_config = training_config or {}
         self.built = True

@@ -21,6 +21,7 @@ import tensorflow as tf
 from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
 from captioner.decoding.generator import Generator
 from captioner.decoding.rescoring import rescorer_from_config
+from captioner.models.ensemble_members import check_members
 from captioner.models.seq2seq import Seq2Seq
 from captioner.models.shared_config import join_shared, split_shared
 from captioner.text.vocabulary import PAD_ID, START_ID
@@ -45,21 +46,13 @@ class Seq2SeqEnsemble(Seq2Seq):
         keras.Model.__init__(self, **kwargs)  # not Seq2Seq's: the members hold every layer
         members = [m if isinstance(m, Seq2Seq) else keras.saving.deserialize_keras_object(join_shared(m, shared))
                    for m in members]
-        if not members:
-            raise ValueError("an ensemble needs at least one member")
         if combine not in COMBINES:
             raise ValueError(f"combine must be one of {COMBINES}, got {combine!r}")
+        members = check_members(members, Seq2Seq, {
+            "vocabularies": lambda m: (tuple(m.source_vocabulary.tokens), tuple(m.target_vocabulary.tokens)),
+            **{name: (lambda m, name=name: getattr(m, name)) for name in _SHARED}}, what="a translator ensemble",
+            exclude=Seq2SeqEnsemble)
         first = members[0]
-        for i, m in enumerate(members[1:], 1):
-            if not isinstance(m, Seq2Seq) or isinstance(m, Seq2SeqEnsemble):
-                raise ValueError(f"ensemble member {i} is not a single Seq2Seq model")
-            if list(m.source_vocabulary.tokens) != list(first.source_vocabulary.tokens) or \
-                    list(m.target_vocabulary.tokens) != list(first.target_vocabulary.tokens):
-                raise ValueError(f"ensemble member {i} has other vocabularies than member 0")
-            for name in _SHARED:
-                if getattr(m, name) != getattr(first, name):
-                    raise ValueError(f"ensemble member {i} has another {name} than member 0: "
-                                     f"{getattr(m, name)!r} vs {getattr(first, name)!r}")
         self.members = members
         self.combine = combine
         self.source_vocabulary, self.target_vocabulary = first.source_vocabulary, first.target_vocabulary
