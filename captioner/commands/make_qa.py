@@ -2,7 +2,7 @@
 
 Turns each listed image's captions into question/answer pairs by the COCO-QA rules of Ren et
 al. 2015 (object, number, color, location) plus balanced yes/no questions; the rules are
-documented in `captioner/data/coco_qa.py`. One JSON object a line:
+documented in `captioner/data/coco_qa/__init__.py`. One JSON object a line:
 
     {"image": "1000268201_693b08cb0e.jpg", "question": "what color is the dog?",
      "answer": "black", "type": "color"}

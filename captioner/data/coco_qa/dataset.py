@@ -1,0 +1,206 @@
+"""The question set of a caption file: every image's questions merged, balanced yes/no, rare answers dropped."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections import defaultdict
+from pathlib import Path
+import random
+
+from captioner.errors import InputError
+from captioner.data.coco_qa.lexicon import CaptionLexicon, tokenize
+from captioner.data.coco_qa.questions import QAPair, questions_from_caption
+from captioner.data.coco_qa.words import (
+    ANIMALS, BODY_AND_CLOTHES, NON_ANSWERS, NOT_THINGS, SCENE_WORDS, SYNONYM_GROUPS, TYPES, singularize,
+)
+
+
+def _majority(answers: list[str]) -> str | None:
+    counts = Counter(answers).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return None
+    return counts[0][0]
+
+
+def _mentions(captions) -> set[str]:
+    words = set()
+    for c in captions:
+        for t in tokenize(c):
+            words.add(t)
+            words.add(singularize(t))
+    for group in SYNONYM_GROUPS:
+        if words & group:
+            words |= group
+    return words
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def generate_qa(
+    captions: dict[str, list[str]],
+    images=None,
+    *,
+    seed: int = 0,
+    min_answer_count: int = 5,
+    answers_from: dict | None = None,
+    yesno_per_image: int = 2,
+    min_head_count: int = 10,
+    lexicon=None,
+    progress=None,
+    stats: dict | None = None,
+) -> list[QAPair]:
+    """Question/answer pairs for `images` (default: every image of `captions`), in image order.
+
+    Args:
+        captions: {image: [caption, ...]} (e.g. ``read_flickr8k_captions``).
+        images: image names to generate for; each must have captions (the caller reports and
+            drops the others).
+        seed: seeds the yes/no negatives.
+        min_answer_count: drop answers of a type seen fewer times than this (0/1: keep all).
+        answers_from: {type: answers} to keep instead of the count threshold.
+        yesno_per_image: at most this many "yes" questions per image, and as many "no".
+        min_head_count: a yes/no noun must head this many noun phrases of `captions`.
+        lexicon: a CaptionLexicon (default: built from all of `captions`).
+        progress: wraps the image iterable (e.g. tqdm).
+        stats: filled with counts: generated, dropped_rare, per type.
+    """
+    images = list(captions) if images is None else list(images)
+    lex = lexicon or CaptionLexicon.from_captions(c for caps in captions.values() for c in caps)
+    rng = random.Random(seed)
+    per_image: dict[str, list[tuple[str, str, str]]] = {}
+    heads: dict[str, list[str]] = {}
+    subjects: dict[str, list] = defaultdict(list)
+    conflicts = 0
+    for image in progress(images) if progress else images:
+        grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
+        image_heads: list[str] = []
+        for caption in captions[image]:
+            qas, hs, subj = questions_from_caption(caption, lex)
+            for q, a, t in qas:
+                grouped[(q, t)].append(a)
+            image_heads.extend(hs)
+            subjects[image].append(subj)
+        rows = []
+        for (q, t), answers in grouped.items():
+            a = _majority(answers)
+            if a is None:
+                conflicts += 1
+                continue
+            rows.append((q, a, t))
+        per_image[image] = rows
+        heads[image] = sorted(
+            {
+                singularize(h)
+                for h in image_heads
+                if h not in NON_ANSWERS
+                and h not in BODY_AND_CLOTHES
+                and lex.is_noun(h)
+                and not lex.is_finite_verb(h)
+                and singularize(h) not in NOT_THINGS
+                and singularize(h) not in BODY_AND_CLOTHES
+            }
+        )
+
+    # rare answers
+    counts = Counter((t, a) for rows in per_image.values() for _, a, t in rows)
+    dropped = Counter()
+
+    def keep(t, a):
+        if answers_from is not None:
+            return a in answers_from.get(t, ())
+        return counts[(t, a)] >= min_answer_count
+
+    # yes/no: positives from this image's heads, negatives from other images' heads
+    # yes/no subjects: heads of at least `min_head_count` noun phrases of the whole caption
+    # file (drops odd heads such as "serious", "followed")
+    for im in images:
+        heads[im] = [h for h in heads[im] if lex.chunk_end[h] >= min_head_count and not h.endswith("ed")]
+    others = [im for im in images if heads[im]]
+    asked: Counter = Counter()
+    result: list[QAPair] = []
+    for image in images:
+        for q, a, t in per_image[image]:
+            if keep(t, a):
+                result.append(QAPair(image, q, a, t))
+            else:
+                dropped[t] += 1
+        pos = [h for h in heads[image] if h not in SCENE_WORDS] or heads[image]
+        pos = rng.sample(pos, min(yesno_per_image, len(pos)))
+        mentioned = _mentions(captions[image])
+        # people are in most photos and captions name them by many roles: ask "no" about a
+        # person only when every caption's subject is an animal
+        if not all(s is not None and singularize(s) in ANIMALS for s in subjects[image]):
+            mentioned = mentioned | SYNONYM_GROUPS[0]
+        neg: list[str] = []
+        for _ in range(50 * max(1, len(pos))):
+            if len(neg) == len(pos) or len(others) < 2:
+                break
+            other = rng.choice(others)
+            if other == image:
+                continue
+            cand = rng.choice(heads[other])
+            if cand in mentioned or cand in SCENE_WORDS or cand in neg or cand in BODY_AND_CLOTHES:
+                continue
+            if asked[(cand, "no")] > asked[(cand, "yes")]:
+                continue  # keeps each noun's yes and no about even, so the answer needs the image
+            neg.append(cand)
+        pos = pos[: len(neg)]  # balanced: as many yes as no
+        for word, answer in [(w, "yes") for w in pos] + [(w, "no") for w in neg]:
+            asked[(word, answer)] += 1
+            result.append(QAPair(image, f"is there {_article(word)} {word}?", answer, "yesno"))
+    if stats is not None:
+        stats.update(
+            {
+                "images": len(images),
+                "pairs": len(result),
+                "conflicting_questions_dropped": conflicts,
+                "dropped_rare": dict(dropped),
+                "dropped_rare_total": sum(dropped.values()),
+                "min_answer_count": None if answers_from is not None else min_answer_count,
+            }
+        )
+        stats.update(answer_stats(result))
+    return result
+
+
+def drop_rare_answers(pairs, min_count: int):
+    """Pairs whose answer is seen at least `min_count` times within its type (yes/no kept)."""
+    counts = Counter((p.type, p.answer) for p in pairs)
+    return [p for p in pairs if p.type == "yesno" or counts[(p.type, p.answer)] >= min_count]
+
+
+def answer_stats(pairs, top: int = 15) -> dict:
+    """{"per_type": {type: count}, "distinct_answers": {...}, "top_answers": {type: [[a, n], ...]}}."""
+    by_type: dict[str, Counter] = defaultdict(Counter)
+    for p in pairs:
+        by_type[p.type][p.answer] += 1
+    return {
+        "per_type": {t: sum(by_type[t].values()) for t in TYPES if t in by_type},
+        "distinct_answers": {t: len(by_type[t]) for t in TYPES if t in by_type},
+        "top_answers": {t: by_type[t].most_common(top) for t in TYPES if t in by_type},
+    }
+
+
+def read_image_list(path) -> list[str]:
+    """Image names of a list file (one a line, blanks skipped, duplicates dropped); InputError
+    naming file:line for a line that is not one file name."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text ({e})") from None
+    names, seen = [], set()
+    for n, line in enumerate(lines, start=1):
+        name = line.strip()
+        if not name:
+            continue
+        if "\t" in name or "#" in name or " " in name:
+            raise InputError(f"{path}:{n}: expected one image file name per line, found {line[:80]!r}")
+        if name not in seen:
+            seen.add(name)
+            names.append(name)
+    return names
