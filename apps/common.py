@@ -268,29 +268,13 @@ def read_upload(uploaded):
 def decode_image(data: bytes, name: str) -> Image.Image:
     """Decode image bytes to an RGB PIL image (first frame of a GIF/WebP, EXIF rotation applied).
 
-    Raises ImageError(name, reason) for an empty, non-image, truncated or oversized file.
+    Raises ImageError(name, reason) for an empty, non-image, truncated or oversized file (the
+    server's decoding, `captioner.features.images.decode_image_bytes`, at the app's pixel limit).
     """
-    from captioner.errors import ImageError
-    from captioner.features.images import open_image
+    from captioner.features.images import decode_image_bytes
 
-    if not data:
-        raise ImageError(name, "the file is empty")
-    limit = f"this app accepts at most {MAX_IMAGE_PIXELS / 1e6:.0f} megapixels"
-    try:
-        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
-            width, height = probe.size
-    except Image.DecompressionBombError as exc:  # PIL refuses even to open it
-        raise ImageError(name, f"too many pixels: {exc} ({limit})") from None
-    except Exception:  # noqa: BLE001 - open_image below names the problem
-        width = height = 0
-    if width * height > MAX_IMAGE_PIXELS:
-        raise ImageError(name, f"too many pixels: {width}x{height} ({limit})")
-    try:
-        return open_image(data, name=name)
-    except ImageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad file, said plainly
-        raise ImageError(name, f"cannot decode image: {type(exc).__name__}: {exc}") from None
+    return decode_image_bytes(data, name, MAX_IMAGE_PIXELS,
+                              f"this app accepts at most {MAX_IMAGE_PIXELS / 1e6:.0f} megapixels")
 
 
 def list_samples(folder=SAMPLES_DIR):

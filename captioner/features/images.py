@@ -88,6 +88,39 @@ def open_image(source, name=None):
         raise ImageError(name, f"cannot decode image: {exc}") from None
 
 
+class TooManyPixels(ImageError):
+    """An image with more pixels than the limit it was decoded under (a server answers 413)."""
+
+
+def decode_image_bytes(data, name, max_pixels, limit_text=None, reserve=None):
+    """Image bytes (an upload) -> an RGB PIL image, as `open_image`, with the size read from the
+    header first: an image of more than `max_pixels` is refused before it is decoded (TooManyPixels,
+    `limit_text` saying the limit). `reserve(pixels)`: a context manager held while the image
+    decodes (a server's budget of pixels in flight). ImageError(name, reason) for an empty,
+    non-image or truncated file. What the app's and the server's uploads go through."""
+    import contextlib
+
+    if not data:
+        raise ImageError(name, "the file is empty")
+    limit_text = limit_text or f"at most {max_pixels} pixels"
+    try:
+        with Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as probe:  # reads the header only
+            width, height = probe.size
+    except Image.DecompressionBombError as exc:  # PIL refuses even to open it
+        raise TooManyPixels(name, f"too many pixels: {exc} ({limit_text})") from None
+    except Exception:  # noqa: BLE001 - open_image below names the problem
+        width = height = 0
+    if width * height > max_pixels:
+        raise TooManyPixels(name, f"too many pixels: {width}x{height} ({limit_text})")
+    with reserve(width * height) if reserve is not None else contextlib.nullcontext():
+        try:
+            return open_image(data, name=name)
+        except ImageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad file, said plainly
+            raise ImageError(name, f"cannot decode image: {type(exc).__name__}: {exc}") from None
+
+
 def load_image(source, size=None, name=None):
     """Load `source` as an RGB uint8 array (H, W, 3).
 

@@ -20,7 +20,6 @@ import base64
 import binascii
 import contextlib
 import dataclasses
-import io
 import json
 import logging
 from pathlib import Path
@@ -127,28 +126,18 @@ class PixelBudget:
 
 
 def decode_image(data, limits, name="image", budget=None):
-    """Upload bytes -> RGB PIL image, refusing non-images (400), too many pixels (413) and, with a
-    `PixelBudget`, an image that does not fit in the pixels being decoded now (503)."""
-    from PIL import Image, UnidentifiedImageError
+    """Upload bytes -> RGB PIL image (`captioner.features.images.decode_image_bytes`), refusing
+    non-images (400), too many pixels (413) and, with a `PixelBudget`, an image that does not fit
+    in the pixels being decoded now (503)."""
+    from captioner.features.images import TooManyPixels, decode_image_bytes
 
-    from captioner.features.images import IMAGE_FORMATS, open_image
-
-    if not data:
-        raise HTTPError(400, f"{name}: empty upload")
     try:
-        with Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as probe:  # reads the header only
-            width, height = probe.size
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        raise HTTPError(400, f"{name}: not a readable image (JPEG, PNG, WebP, GIF, BMP or TIFF): "
-                             f"{type(exc).__name__}") from None
-    if width * height > limits.max_pixels:
-        raise HTTPError(413, f"{name}: {width}x{height} = {width * height} pixels, more than the limit "
-                             f"of {limits.max_pixels}")
-    with budget.take(width * height, name) if budget is not None else contextlib.nullcontext():
-        try:
-            return open_image(data, name=name)
-        except ImageError as exc:
-            raise HTTPError(400, str(exc)) from None
+        return decode_image_bytes(data, name, limits.max_pixels, f"the limit is {limits.max_pixels} pixels",
+                                  reserve=None if budget is None else (lambda pixels: budget.take(pixels, name)))
+    except TooManyPixels as exc:
+        raise HTTPError(413, str(exc)) from None
+    except ImageError as exc:
+        raise HTTPError(400, str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- batch functions
