@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from captioner.errors import InputError
 
@@ -27,12 +29,16 @@ class CaptionDataset:
     split: str = ""
     metadata: dict = field(default_factory=dict)
 
+    item: ClassVar[str] = "image"  # what a path is, in messages
+    per_path: ClassVar[tuple] = ("captions",)  # the {path: ...} fields a subset keeps for its paths
+
     def __post_init__(self):
         if len(set(self.image_paths)) != len(self.image_paths):
-            raise InputError(f"{self.name}/{self.split}: duplicate image paths")
+            raise InputError(f"{self.name}/{self.split}: duplicate {self.item} paths")
         missing = [p for p in self.image_paths if not self.captions.get(p)]
         if missing:
-            raise InputError(f"{self.name}/{self.split}: {len(missing)} images have no captions, e.g. {missing[0]}")
+            raise InputError(f"{self.name}/{self.split}: {len(missing)} {self.item}s have no captions, "
+                             f"e.g. {missing[0]}")
 
     def __len__(self) -> int:
         """Number of images."""
@@ -48,6 +54,7 @@ class CaptionDataset:
         return [(p, c) for p in self.image_paths for c in self.captions[p]]
 
     def subset(self, n: int) -> "CaptionDataset":
-        """The first ``n`` images with their captions (for quick runs)."""
+        """The first ``n`` images with their captions (for quick runs), of the same class."""
         paths = self.image_paths[:n]
-        return CaptionDataset(paths, {p: self.captions[p] for p in paths}, self.name, self.split, dict(self.metadata))
+        return dataclasses.replace(self, image_paths=paths, metadata=dict(self.metadata),
+                                   **{key: {p: getattr(self, key)[p] for p in paths} for key in self.per_path})

@@ -20,7 +20,9 @@ import csv
 import dataclasses
 import os
 import warnings
+from typing import ClassVar
 
+from captioner.data.caption_dataset import CaptionDataset
 from captioner.errors import InputError, text_file_errors
 
 __all__ = ["VideoCaptionDataset", "load_msvd", "read_msvd_captions", "index_videos", "read_id_list"]
@@ -30,38 +32,18 @@ CAPTION_COLUMNS = ("caption", "description", "sentence", "text")
 
 
 @dataclasses.dataclass
-class VideoCaptionDataset:
-    """Clips of one split and their reference captions.
+class VideoCaptionDataset(CaptionDataset):
+    """Clips of one split and their reference captions: a `CaptionDataset` whose paths are clips
+    (`video_paths`, the same list as `image_paths`), with each clip's id (`ids`: {path: clip id})."""
 
-    video_paths: absolute clip paths, in split order; captions: {path: [caption, ...]};
-    ids: {path: clip id}.
-    """
+    ids: dict = dataclasses.field(default_factory=dict)
 
-    video_paths: list
-    captions: dict
-    ids: dict
-    name: str = ""
-    split: str = ""
-    metadata: dict = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self):
-        if len(set(self.video_paths)) != len(self.video_paths):
-            raise InputError(f"{self.name}/{self.split}: duplicate clip paths")
-        missing = [p for p in self.video_paths if not self.captions.get(p)]
-        if missing:
-            raise InputError(f"{self.name}/{self.split}: {len(missing)} clips have no captions, e.g. {missing[0]}")
-
-    def __len__(self):
-        return len(self.video_paths)
+    item: ClassVar[str] = "clip"
+    per_path: ClassVar[tuple] = ("captions", "ids")
 
     @property
-    def num_captions(self):
-        return sum(len(self.captions[p]) for p in self.video_paths)
-
-    def subset(self, n):
-        paths = self.video_paths[:n]
-        return VideoCaptionDataset(paths, {p: self.captions[p] for p in paths}, {p: self.ids[p] for p in paths},
-                                   self.name, self.split, dict(self.metadata))
+    def video_paths(self):
+        return self.image_paths
 
 
 def _open_csv(path):
@@ -156,7 +138,7 @@ def load_msvd(csv_path, videos_dir, split_file=None, split="", language="English
     kept = [c for c in wanted if c in captions and c in videos]
     paths = [videos[c] for c in kept]
     return VideoCaptionDataset(
-        video_paths=paths, captions={videos[c]: captions[c] for c in kept}, ids={videos[c]: c for c in kept},
+        image_paths=paths, captions={videos[c]: captions[c] for c in kept}, ids={videos[c]: c for c in kept},
         name=name, split=split,
         metadata={"csv": os.fspath(csv_path), "videos_dir": os.fspath(videos_dir),
                   "split_file": os.fspath(split_file) if split_file else None,

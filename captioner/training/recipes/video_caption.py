@@ -76,13 +76,13 @@ class VideoCaption(Recipe):
     metric = "dev_BLEU-4"
 
     def prepare(self, trainer):
-        import types
 
         import numpy as np
 
         from captioner.data.msvd import load_msvd
         from captioner.features.video_store import load_features
         from captioner.text import Vocabulary, tokenize
+        from captioner.data.caption_dataset import CaptionDataset
         from captioner.training.caption_data import CaptionExamples
 
         c = self.cfg
@@ -109,8 +109,8 @@ class VideoCaption(Recipe):
         # one feature array over the datasets' train clips; one example per (clip, caption)
         self.feats = np.concatenate([e["train"][1] for e in self.sets])
         self.mask = np.concatenate([e["train"][2] for e in self.sets])
-        train = types.SimpleNamespace(image_paths=[p for e in self.sets for p in e["train"][0]],
-                                      captions={p: t for e in self.sets for p, t in e["train"][3].items()})
+        train = CaptionDataset([p for e in self.sets for p in e["train"][0]],
+                               {p: t for e in self.sets for p, t in e["train"][3].items()}, "video", "train")
         self.examples = CaptionExamples.build(train, self.vocab, c.max_caption_length)
         self.datasets = {e["name"]: {s: len(e[s][0]) for s in self.splits} for e in self.sets}
         return {"vocab_size": len(self.vocab), "datasets": self.datasets, "train_captions": len(self.examples)}
