@@ -77,15 +77,17 @@ def read_flickr8k_captions(token_file) -> dict[str, list[str]]:
     return {image: [caps[k] for k in sorted(caps)] for image, caps in numbered.items()}
 
 
-def _read_split(path: Path) -> list[str]:
-    """Image file names of a split file, in order, duplicates dropped."""
+def read_image_list(path) -> list[str]:
+    """Image file names of a split or list file (one a line, blanks skipped), in order, duplicates
+    dropped; InputError naming file:line for a line that is not one file name."""
+    path = Path(path)
     names: list[str] = []
     seen: set[str] = set()
     for line_no, line in enumerate(_read_lines(path), start=1):
         name = line.strip()
         if not name:
             continue
-        if "\t" in name or "#" in name or "/" in name:
+        if any(c in name for c in "\t#/ "):
             raise InputError(f"{path}:{line_no}: expected one image file name per line, found {line[:80]!r}")
         if name not in seen:
             seen.add(name)
@@ -142,7 +144,7 @@ def load_flickr8k(data_dir, split: str = "train", images_dir=None, token_file=No
         raise InputError(f"{token_path}: Flickr8k caption file not found (expected this path)")
     images_path = _find_images_dir(data_dir, images_dir)
 
-    names = _read_split(split_file)
+    names = read_image_list(split_file)
     captions = read_flickr8k_captions(token_path)
     present = set(os.listdir(images_path))
     what = f"Flickr8k {split_key} ({split_file})"

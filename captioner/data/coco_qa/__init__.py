@@ -75,7 +75,8 @@ the wrong head of a compound ("rock climbing wall" -> rock), truncated questions
 [around]") and one event as a location ("in a race").
 """
 
-from captioner.data.coco_qa.dataset import answer_stats, drop_rare_answers, generate_qa, read_image_list
+from captioner.data.coco_qa.dataset import answer_stats, drop_rare_answers, generate_qa
+from captioner.data.flickr8k import read_image_list
 from captioner.data.coco_qa.lexicon import CaptionLexicon
 from captioner.data.coco_qa.questions import QAPair, questions_from_caption
 from captioner.data.coco_qa.words import TYPES, normalize_answer, singularize

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections import defaultdict
-from pathlib import Path
 import random
 
-from captioner.errors import InputError
 from captioner.data.coco_qa.lexicon import CaptionLexicon, tokenize
 from captioner.data.coco_qa.questions import QAPair, questions_from_caption
 from captioner.data.coco_qa.words import (
@@ -181,26 +179,3 @@ def answer_stats(pairs, top: int = 15) -> dict:
         "distinct_answers": {t: len(by_type[t]) for t in TYPES if t in by_type},
         "top_answers": {t: by_type[t].most_common(top) for t in TYPES if t in by_type},
     }
-
-
-def read_image_list(path) -> list[str]:
-    """Image names of a list file (one a line, blanks skipped, duplicates dropped); InputError
-    naming file:line for a line that is not one file name."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e})") from None
-    names, seen = [], set()
-    for n, line in enumerate(lines, start=1):
-        name = line.strip()
-        if not name:
-            continue
-        if "\t" in name or "#" in name or " " in name:
-            raise InputError(f"{path}:{n}: expected one image file name per line, found {line[:80]!r}")
-        if name not in seen:
-            seen.add(name)
-            names.append(name)
-    return names
