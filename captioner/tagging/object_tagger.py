@@ -85,6 +85,17 @@ def imagenet_head(variant):
     return np.asarray(state["_fc.weight"], np.float32).T.copy(), np.asarray(state["_fc.bias"], np.float32)
 
 
+@functools.lru_cache(maxsize=1)
+def classes_by_synset():
+    """{synset: its `imagenet_classes` entry}."""
+    return {c["synset"]: c for c in imagenet_classes()}
+
+
+def single_word_levels(entry):
+    """The single-word lemmas of a class, then of each of its hypernyms, nearest first."""
+    return [[w for w in level if " " not in w and "-" not in w] for level in [entry["lemmas"]] + entry["hypernyms"]]
+
+
 def class_words(vocabulary, own_names=False):
     """For each of the 1,000 classes: the vocabulary word that names it (its own lemma, else the
     nearest hypernym's), or None when no single word on its chain is in the vocabulary (with
@@ -92,8 +103,8 @@ def class_words(vocabulary, own_names=False):
     out = []
     for entry in imagenet_classes():
         found = entry["name"].lower() if own_names else None
-        for level in [entry["lemmas"]] + entry["hypernyms"]:
-            words = [w for w in level if " " not in w and "-" not in w and w in vocabulary]
+        for level in single_word_levels(entry):
+            words = [w for w in level if w in vocabulary]
             if words:
                 found = words[0]
                 break
@@ -291,10 +302,9 @@ def naming_words(synset, vocabulary):
     """The words a caption names class `synset` by: the single-word lemmas of the class and of its
     hypernyms up to the first level the vocabulary knows (the level its tag word comes from: for a
     mountain bike "bicycle", "bike", "wheel", "cycle"), each with its plural."""
-    entry = next(c for c in imagenet_classes() if c["synset"] == synset)
     words = set()
-    for level in [entry["lemmas"]] + entry["hypernyms"]:
-        single = [w.lower() for w in level if " " not in w and "-" not in w]
+    for level in single_word_levels(classes_by_synset()[synset]):
+        single = [w.lower() for w in level]
         words.update(single)
         if any(w in vocabulary for w in single):
             break
@@ -393,7 +403,7 @@ def describe_object(words, tag, threshold=NAME_THRESHOLD, medium="photo"):
         start -= 1
     noun = [tag.word]
     if tag.name_probability >= threshold:
-        entry = next((c for c in imagenet_classes() if c["synset"] == tag.synset), None)
+        entry = classes_by_synset().get(tag.synset)
         with_head = next((lemma for lemma in (entry["lemmas"] if entry else []) if lemma.endswith(" " + tag.word)), None)
         noun = (with_head or tag.name.lower()).split()
     phrase = [w for w in words[start:i] if w not in noun] + noun
@@ -415,7 +425,7 @@ def name_objects(words, tags, threshold=NAME_THRESHOLD):
         if name == tag.word or name in " ".join(words):
             continue
         i = words.index(tag.word)
-        entry = next((c for c in imagenet_classes() if c["synset"] == tag.synset), None)
+        entry = classes_by_synset().get(tag.synset)
         lemmas = entry["lemmas"] if entry else []
         with_head = next((lemma for lemma in lemmas if lemma.endswith(" " + tag.word)), None)
         replacement = (with_head or name).split()
