@@ -63,6 +63,9 @@ class DialogueResponder(TextTaskModel, keras.Model):
     """Training: {"context" (B, N, W), "tokens" (B, T)} -> logits (B, T, V).
     Inference: :meth:`respond` (turns in, the next SYSTEM turn out) or :meth:`generate` (ids)."""
 
+    model_kind = "a dialogue response model"
+    train_hint = " (train one with `captioner train respond`)"
+
     def __init__(self, vocabulary, embedding_dim=64, units=64, context_units=128, decoder_units=256,
                  attention_units=128, dropout=0.2, context_turns=3, max_words=30, beam_size=4, alpha=1.0,
                  max_length=40, attend="turns", training_config=None, **kwargs):

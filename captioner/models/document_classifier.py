@@ -64,6 +64,9 @@ class DocumentClassification:
 class DocumentClassifier(TextTaskModel, keras.Model):
     """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
 
+    model_kind = "a document classifier"
+    train_hint = " (train one with `captioner train classify`)"
+
     def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
                  dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0, tfidf_scale=10.0,
                  training_config=None, **kwargs):

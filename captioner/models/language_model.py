@@ -69,6 +69,9 @@ class LanguageModel(TextTaskModel, keras.Model):
     """Training: {"tokens": (B, T)} -> next-token logits (B, T, V).
     Inference: :meth:`generate` (text), :meth:`evaluate_text` / :meth:`log_likelihood` (perplexity)."""
 
+    model_kind = "a language model"
+    train_hint = " (make one with `captioner train lm`)"
+
     def __init__(self, vocabulary, level="char", embedding_dim=64, units=512, cell="lstm", dropout=0.0,
                  window=256, training_config=None, **kwargs):
         super().__init__(**kwargs)

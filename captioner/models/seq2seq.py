@@ -153,6 +153,8 @@ class Seq2Seq(TextTaskModel, keras.Model):
     """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
     Inference: `generate(source ids)` (beam search) or `translate(strings)`."""
 
+    model_kind = "a translation model"
+
     def __init__(self, source_vocabulary, target_vocabulary, kind="attention", embedding_dim=256,
                  units=256, attention_units=256, encoder_cell=None, decoder_cell=None,
                  encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
