@@ -12,7 +12,10 @@ and a caption that names it is a prediction; F1 per object and the mean, for the
 alone and with the object tags of its backbone's ImageNet head (its known classes fitted, as
 `scripts/fit_object_tagger.py --captions` does, on the photos it trained on: a class is known
 when their captions name it, and the held-out objects' photos are not among them, so their
-classes are novel), as a bonus or as constraints of the beam search.
+classes are novel), as a bonus or as constraints of the beam search. With --learn-words, also with the held-out words
+learned from labelled photos (`captioner.tagging.learned_words`, DCC's lexical classifiers): every
+training photo, those left out too, labelled by whether its captions name the object; the left-out
+photos' captions are used as image labels only (DCC's unpaired image data), never as sentences.
 F1 is counted on the words the decoder said (before class names fill in a tag's word: "car" is
 a mention, "convertible" in its place would not be), dev BLEU-4 / METEOR / CIDEr on the text a
 user reads. Anchors on held-out COCO (8 objects): DCC 39.8 mean F1, NOC 48.8; a plain captioner 0.
@@ -68,6 +71,30 @@ def f1_scores(references, predictions):
     return out, round(float(np.mean([v["f1"] for v in out.values()])), 1)
 
 
+def learn_words(model, train, features, strength):
+    """`fit_words` of the held-out objects' words on every training photo (the left-out ones as image
+    labels only): the tagger settings."""
+    from captioner.features.store import FeatureStore
+    from captioner.tagging.learned_words import fit_words, region_features
+    from captioner.tagging.object_tagger import imagenet_head
+    from captioner.text import tokenize
+
+    kernel, bias = imagenet_head(model.backbone.name)
+    paths = list(train.image_paths)
+    labels = np.array([[any(set(tokenize(c)) & set(words) for c in train.captions[p]) for words in HELD_OUT.values()]
+                       for p in paths])
+    parts = []
+    with FeatureStore(features) as store:
+        for start in range(0, len(paths), 250):
+            grid = store.load([os.path.basename(p) for p in paths[start:start + 250]], grid=True, pooled=False)["grid"]
+            grid = np.asarray(grid, np.float32)
+            parts.append(region_features(kernel, bias, grid.reshape(len(grid), -1, grid.shape[-1])))
+    learned = fit_words(np.concatenate(parts), labels, list(HELD_OUT), model.vocabulary, strength=strength)
+    print("learned words (5-fold F1 on the training photos):",
+          json.dumps({w: r["cv_f1"] for w, r in learned["fitted_learned"]["words"].items()}), file=sys.stderr)
+    return learned
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--print-words", action="store_true", help="print the --hold-out-words list and exit")
@@ -80,6 +107,9 @@ def main(argv=None):
                         help="a class is known when the training photos' captions name it (named), or when the "
                              "training photos show it at all (seen: the rule before; the held-out objects' classes "
                              "are then known from photos whose captions never say them)")
+    parser.add_argument("--learn-words", action="store_true",
+                        help="also learn the held-out words from the training photos' image-level labels")
+    parser.add_argument("--strength", type=float, default=0.002, help="--learn-words: inverse L2 strength")
     parser.add_argument("--output", default="assets/benchmarks/held_out_objects.json")
     args = parser.parse_args(argv)
     if args.print_words:
@@ -96,7 +126,7 @@ def main(argv=None):
     from captioner.metrics.hallucination import chair
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
-    from captioner.tagging.object_tagger import fit_known
+    from captioner.tagging.object_tagger import fit_known, imagenet_classes
     from captioner.text import tokenize
 
     model = load_model_file(args.model, ImageCaptioner, "an image captioner")
@@ -121,13 +151,24 @@ def main(argv=None):
     settings = [("captioner alone", None), (f"tags, bonus {args.bonus}", {"search": "bonus"}),
                 ("tags as constraints", {"search": "constrained", "deadline": 0}),
                 ("tags as constraints, one within 3 words", {"search": "constrained", "deadline": 3})]
-    results = {"model": args.model, "held_out": HELD_OUT, "train_photos_seen": len(seen),
+    learned = None
+    if args.learn_words:
+        learned = learn_words(model, train, args.features, args.strength)
+        everything = sorted(c["synset"] for c in imagenet_classes())
+        settings += [("learned words as constraints (ImageNet tags off)",
+                      {"search": "constrained", "deadline": 0, **learned, "known": everything}),
+                     ("learned words and ImageNet tags as constraints",
+                      {"search": "constrained", "deadline": 0, **learned,
+                       "known": model.tagger_config["known"]})]
+    results = {"model": args.model, "held_out": HELD_OUT,
+               **({"learned": learned["fitted_learned"]} if learned else {}), "train_photos_seen": len(seen),
                "train_photos_left_out": len(train.image_paths) - len(seen), "known_classes": known,
                "known_rule": args.known, "dev_photos": len(dev.image_paths), "threshold": args.threshold, "runs": {},
                "examples": {}}
+    known_named = model.tagger_config["known"]
     for name, setting in settings:
         if setting:
-            model.set_tagger(**setting)
+            model.set_tagger(**{"known": known_named, **setting})
         decoded, texts = {}, {}
         for start in range(0, len(dev_grid), 32):
             out = model.generate_from_features(dev_grid[start:start + 32], objects=setting is not None)

@@ -74,7 +74,9 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         tags, steering = None, {}
         if objects:
             features_np = np.asarray(features)
-            tags, steering = self.tag_objects(features_np.mean(axis=1) if features_np.ndim == 3 else features_np)
+            grid = features_np.ndim == 3
+            tags, steering = self.tag_objects(features_np.mean(axis=1) if grid else features_np,
+                                              features_np if grid else None)
         options = self.search_options(beam_size, alpha, max_length)
         out = self.steered_search(lambda f, **kw: self.decoder.generate(f, *options, **kw), (features,), steering)
         if tags is not None:

@@ -210,11 +210,12 @@ class PixelModel(keras.Model):
 
         return self.backbone.name in VARIANTS
 
-    def tag_objects(self, pooled):
-        """Pooled backbone features (B, C) (the head's input) -> (tags [[Tag]], the search inputs that
-        steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {})."""
+    def tag_objects(self, pooled, regions=None, mask=None):
+        """Pooled backbone features (B, C) (the head's input; the mean of `regions` (B, R, C), the grid
+        cells or frames, mask (B, R), which the tagger's learned words look at) -> (tags [[Tag]], the
+        search inputs that steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {})."""
         tagger = self.object_tagger()
-        tags = tagger.tag(np.asarray(pooled))
+        tags = tagger.tag(np.asarray(pooled), regions, mask)
         return tags, tagger.search_inputs(tags)
 
 

@@ -60,7 +60,7 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
             f = np.asarray(features)
             f = f.mean(axis=2) if f.ndim == 4 else f  # (B, N, C): each frame's pooled features
             m = np.asarray(mask, np.float32)[:, :, None]
-            tags, steering = self.tag_objects((f * m).sum(1) / np.maximum(m.sum(1), 1.0))
+            tags, steering = self.tag_objects((f * m).sum(1) / np.maximum(m.sum(1), 1.0), f, m[..., 0])
         options = self.search_options(beam_size, alpha, max_length)
         out = self.steered_search(lambda f, m, **kw: self.model.generate(f, m, *options, **kw), (features, mask),
                                   steering)

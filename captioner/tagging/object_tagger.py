@@ -58,11 +58,12 @@ class Tag:
     synset: str         # its WordNet synset ("tabby.n.01")
     name_probability: float  # that class's own probability
     familiar_photo: bool = False  # its photo is like the captioner's training photos: the tag does not steer
+    learned: bool = False  # from a learned word's classifier (`learned_words`), not an ImageNet class
 
     def as_dict(self):
         return {"word": self.word, "synset": self.synset, "name": self.name,
                 "probability": round(self.probability, 4), "name_probability": round(self.name_probability, 4),
-                "familiar_photo": self.familiar_photo}
+                "familiar_photo": self.familiar_photo, **({"learned": True} if self.learned else {})}
 
 
 @functools.lru_cache(maxsize=1)
@@ -143,6 +144,10 @@ class ObjectTagger:
             word and whose class alone is confident (as a name is filled in), the caption is that object
             alone ("a photo of a brown house finch", `describe_object`):
             the decoder's words after it describe Flickr8k scenes the photo does not show.
+        learned_words, learned_weights: words learned from labelled photos (`learned_words.fit_words`:
+            a logistic regression per word on `region_features`); a photo it says yes to (probability
+            >= `threshold`) is tagged with the word, which steers whether or not the photo is familiar
+            (the words were taught because the captioner does not say them).
     """
 
     SEARCHES = ("bonus", "constrained")
@@ -152,7 +157,8 @@ class ObjectTagger:
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 own_names=False, describe="sentence", medium="photo", **fitted):
+                 own_names=False, describe="sentence", medium="photo", learned_words=(), learned_weights=None,
+                 **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -183,6 +189,19 @@ class ObjectTagger:
         index = {w: i for i, w in enumerate(self.word_list)}
         self.class_to_word = np.array([index[w] if w is not None else -1 for w in words])  # (1000,)
         self._known = self.class_to_word >= 0  # classes that map to a word
+        self.learned_words = [str(w) for w in learned_words]
+        self.learned_weights = learned_weights
+        self._learned = None
+        if self.learned_words:
+            from captioner.tagging.learned_words import decode_weights
+
+            if learned_weights is None:
+                raise ValueError("ObjectTagger: learned_words without learned_weights")
+            missing = [w for w in self.learned_words if w not in vocabulary]
+            if missing:
+                raise ValueError(f"ObjectTagger: learned words {missing} are not in the vocabulary")
+            self._learned = decode_weights(learned_weights, self.kernel.shape[0] + self.kernel.shape[1],
+                                           len(self.learned_words))
 
     def probabilities(self, pooled):
         """pooled (B, 1280) -> class probabilities (B, 1000)."""
@@ -200,10 +219,16 @@ class ObjectTagger:
         x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
         return (x @ self._centroids.T).max(axis=1)
 
-    def tag(self, pooled):
-        """pooled (B, C) -> per image, [Tag] (`tags` of `probabilities`), each marked `familiar_photo`
-        when the photo is as close to the training photos as `familiar_threshold` asks."""
+    def tag(self, pooled, regions=None, mask=None):
+        """pooled (B, C) -> per image, [Tag] (`tags` of `probabilities`, and the `learned_tags` of
+        `regions` (B, R, C): the grid cells or frames pooled was the mean of; None: pooled alone, one
+        region), each marked `familiar_photo` when the photo is as close to the training photos as
+        `familiar_threshold` asks."""
         tags = self.tags(self.probabilities(pooled))
+        if self._learned is not None:
+            tags = [sorted(own + [t for t in image_tags if t.word not in self.learned_words],
+                           key=lambda t: -t.probability)
+                    for own, image_tags in zip(self.learned_tags(pooled if regions is None else regions, mask), tags)]
         familiarity = self.familiarity(pooled)
         if familiarity is not None and self.familiar_threshold is not None:
             for image_tags, value in zip(tags, familiarity):
@@ -228,9 +253,21 @@ class ObjectTagger:
             out.append(tags)
         return out
 
+    def learned_tags(self, regions, mask=None):
+        """regions (B, R, C) or (B, C) -> per image, a `Tag` of each learned word at least
+        `min_probability` probable (most probable first)."""
+        from captioner.tagging.learned_words import probabilities, region_features
+
+        p = probabilities(self._learned, region_features(self.kernel, self.bias, regions, mask))
+        return [[Tag(self.learned_words[j], float(row[j]), self.learned_words[j], "", float(row[j]), learned=True)
+                 for j in np.argsort(-row, kind="stable") if row[j] >= self.min_probability] for row in p]
+
     def steers(self, tag):
-        """Whether `tag` pushes its word into the caption (confident, not a known class, not on a familiar photo)."""
-        return tag.probability >= self.threshold and tag.synset not in self.known and not tag.familiar_photo
+        """Whether `tag` pushes its word into the caption (confident, and a learned word's, or a novel
+        class's on an unfamiliar photo)."""
+        if tag.probability < self.threshold:
+            return False
+        return tag.learned or (tag.synset not in self.known and not tag.familiar_photo)
 
     def search_inputs(self, tags):
         """[[Tag]] -> {"token_bonus": (B, V)} or {"constraints": (B, C, D)} (nothing when no tag
@@ -295,6 +332,8 @@ class ObjectTagger:
                 "max_constraints": self.max_constraints, "deadline": self.deadline,
                 "known": sorted(self.known), **({"describe": self.describe} if self.describe != "sentence" else {}),
                 **({"familiar": self.familiar, "familiar_threshold": self.familiar_threshold} if self.familiar else {}),
+                **({"learned_words": self.learned_words, "learned_weights": self.learned_weights}
+                   if self.learned_words else {}),
                 **self.fitted}
 
 

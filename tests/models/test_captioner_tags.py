@@ -74,6 +74,33 @@ def test_a_confident_novel_tag_is_in_the_caption_and_named(kind):
         assert "objects" not in plain[0].to_json()
 
 
+@pytest.mark.parametrize("kind", ["image", "video"])
+def test_a_learned_word_steers_both_captioners_and_travels_in_the_saved_file(kind, tmp_path):
+    """A word learned from labelled photos (captioner.tagging.learned_words) that says yes to these
+    photos: its word is in every caption beside the ImageNet tag's, its tag marked learned, and a
+    saved and reloaded captioner says the same."""
+    from captioner.tagging.learned_words import encode_weights
+
+    weights = np.zeros((1280 + 1000 + 1, 1), np.float32)
+    weights[-1, 0] = 5.0
+    image, video = captioners()
+    model = image if kind == "image" else video
+    model.set_tagger(learned_words=["bench"], learned_weights=encode_weights(weights))
+    rng = np.random.default_rng(0)
+    shape = (32, 32, 3) if kind == "image" else (3, 32, 32, 3)
+    inputs = [rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(2)]
+    tagged = model.caption(inputs, objects=True)
+    for caption in tagged:
+        assert "bench" in caption.tokens and "coffee" in caption.tokens
+        bench = next(o for o in caption.objects if o["word"] == "bench")
+        assert bench["learned"] and bench["steered"] and bench["probability"] == pytest.approx(0.9933, abs=1e-4)
+    path = tmp_path / "model.keras"
+    model.save(path)
+    again = keras.models.load_model(path)
+    assert again.tagger_config["learned_words"] == ["bench"]
+    assert [c.text for c in again.caption(inputs, objects=True)] == [c.text for c in tagged]
+
+
 def test_the_tagger_settings_travel_in_the_config():
     image, video = captioners()
     for model in (image, video):
