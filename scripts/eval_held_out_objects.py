@@ -4,6 +4,8 @@ Captioning"), for issue 38: can the captioner name objects its training captions
     captioner train caption ... --hold-out-words "$(python scripts/eval_held_out_objects.py --print-words)"
     python scripts/eval_held_out_objects.py --model runs/dcc/flickr8k_dcc.keras \\
         --flickr8k ../shared/datasets/flickr8k --features runs/dcc/flickr8k_lite2.h5
+    python scripts/eval_held_out_objects.py --model runs/dcc/flickr8k_dcc.keras \\
+        --features runs/dcc/flickr8k_lite2.h5 --learn-words --transfer glove-6b-50d
 
 The captioner was trained with ``--hold-out-words`` (every training photo one of whose captions
 names a held-out object is left out; the words stay in its vocabulary, never seen). On the
@@ -110,6 +112,9 @@ def main(argv=None):
     parser.add_argument("--learn-words", action="store_true",
                         help="also learn the held-out words from the training photos' image-level labels")
     parser.add_argument("--strength", type=float, default=0.002, help="--learn-words: inverse L2 strength")
+    parser.add_argument("--transfer", metavar="VECTORS",
+                        help="first give the held-out words weights mapped from these word vectors (e.g. "
+                             "glove-6b-50d: DCC's transfer, `CaptionDecoderModel.transfer_word_weights`)")
     parser.add_argument("--output", default="assets/benchmarks/held_out_objects.json")
     args = parser.parse_args(argv)
     if args.print_words:
@@ -135,6 +140,11 @@ def main(argv=None):
         sys.exit(f"error: {args.model}: the held-out words {missing} are not in its vocabulary "
                  "(train it with --hold-out-words)")
     held = {w for words in HELD_OUT.values() for w in words}
+    if args.transfer:
+        from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
+
+        table = vocabulary_vectors(model.vocabulary, load_word_vectors(args.transfer))
+        model.decoder.transfer_word_weights([model.vocabulary.token_to_id(w) for w in sorted(held)], table)
     train, dev = load_flickr8k(args.flickr8k, "train"), load_flickr8k(args.flickr8k, "dev")
     seen = [p for p in train.image_paths if not any(held & set(tokenize(c)) for c in train.captions[p])]
     with FeatureStore(args.features) as store:
@@ -160,7 +170,7 @@ def main(argv=None):
                      ("learned words and ImageNet tags as constraints",
                       {"search": "constrained", "deadline": 0, **learned,
                        "known": model.tagger_config["known"]})]
-    results = {"model": args.model, "held_out": HELD_OUT,
+    results = {"model": args.model, "held_out": HELD_OUT, "transfer": args.transfer,
                **({"learned": learned["fitted_learned"]} if learned else {}), "train_photos_seen": len(seen),
                "train_photos_left_out": len(train.image_paths) - len(seen), "known_classes": known,
                "known_rule": args.known, "dev_photos": len(dev.image_paths), "threshold": args.threshold, "runs": {},

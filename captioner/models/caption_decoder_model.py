@@ -134,16 +134,38 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         vector near the seen words like it rather than an untrained row). Copy decoders only."""
         if not self.copy_tags:
             raise ValueError("transfer_input_embeddings needs a copy_tags decoder (its tag word vectors)")
+        self.transfer_word_weights(word_ids, self.tag_vectors.numpy(), output=False)
+
+    def transfer_word_weights(self, word_ids, vectors, output=True):
+        """DCC's transfer (Hendricks et al. 2016) for words the training captions never held: their
+        input embedding rows, and with `output` their output layer's columns and biases (how
+        likely the decoder says them, and after what), set to their word vectors (`vectors`: (V, G),
+        a row per vocabulary id; all-zero rows: no vector) mapped by the least-squares linear map
+        from [vector, 1] to those weights over every other word that has a vector. A held-out word
+        then reads and scores like the seen words near it, instead of keeping the untrained rows
+        (and the bias training pushed down because no caption ever said it)."""
         ids = np.asarray(sorted({int(i) for i in word_ids}), np.int64)
         if not len(ids):
             return
-        table = self.decoder.embedding.embeddings
-        learned, vectors = np.asarray(table.numpy(), np.float64), np.asarray(self.tag_vectors.numpy(), np.float64)
-        seen = np.setdiff1d(np.arange(4, self.vocab_size), ids)  # not <pad>, <start>, <end>, <unk>
+        vectors = np.asarray(vectors, np.float64)
+        if vectors.shape[0] != self.vocab_size:
+            raise ValueError(f"transfer_word_weights: {vectors.shape[0]} word vectors for {self.vocab_size} words")
         with_bias = np.hstack([vectors, np.ones((len(vectors), 1))])
-        mapping, *_ = np.linalg.lstsq(with_bias[seen], learned[seen], rcond=None)
-        learned[ids] = with_bias[ids] @ mapping
-        table.assign(learned.astype(table.dtype))
+        has_vector = np.abs(vectors).sum(axis=1) > 0
+        seen = np.setdiff1d(np.flatnonzero(has_vector[4:]) + 4, ids)  # not <pad>, <start>, <end>, <unk>
+        targets = [self.decoder.embedding.embeddings]
+        if output:
+            kernel, bias = self.decoder.vocab_dense.kernel, self.decoder.vocab_dense.bias
+            targets += [kernel, bias]
+        for variable in targets:
+            value = np.asarray(variable.numpy(), np.float64)
+            rows = value if variable is targets[0] else (value.T if value.ndim == 2 else value[:, None])
+            mapping, *_ = np.linalg.lstsq(with_bias[seen], rows[seen], rcond=None)
+            rows = rows.copy()
+            rows[ids] = with_bias[ids] @ mapping
+            if variable is not targets[0]:
+                rows = rows.T if value.ndim == 2 else rows[:, 0]
+            variable.assign(rows.astype(variable.dtype))
 
     def project(self, annotations, training=False):
         annotations = tf.cast(annotations, self.compute_dtype)

@@ -65,6 +65,16 @@ class WordVectors:
         return table, found
 
 
+def vocabulary_vectors(vocabulary, vectors: WordVectors) -> np.ndarray:
+    """float32 (len(vocabulary), dim): each word's vector, zeros for the special tokens and the words
+    the vectors lack (what `CaptionDecoderModel.transfer_word_weights` reads as "no vector")."""
+    table = np.zeros((len(vocabulary), vectors.dim), np.float32)
+    for i, token in enumerate(vocabulary.tokens):
+        if i >= 4 and token in vectors:
+            table[i] = vectors.get(token)
+    return table
+
+
 def load_word_vectors(name_or_path: str) -> WordVectors:
     """A named packaged set (see PACKAGED) or a GloVe-format text file; InputError if neither."""
     if name_or_path in PACKAGED:

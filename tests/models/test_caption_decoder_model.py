@@ -134,3 +134,35 @@ def test_transfer_input_embeddings_recovers_a_linear_map():
     got = model.decoder.embedding.embeddings.numpy()
     np.testing.assert_allclose(got[held], table[held], atol=1e-3)
     np.testing.assert_allclose(got[4:11], table[4:11], atol=1e-6)  # seen words untouched
+
+
+def test_transfer_word_weights_maps_the_output_layer_too_and_skips_words_without_vectors():
+    """DCC's transfer on a plain decoder: the held-out words' embedding rows, output columns and
+    biases are recovered when those are linear in the word vectors; words whose vector row is zero
+    (no vector) are left out of the fit; a table of the wrong size is named."""
+    keras.utils.set_random_seed(0)
+    model = CaptionDecoderModel(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
+    model.generate(np.zeros((1, 4, 10), np.float32), beam_size=1, max_length=2)  # builds the weights
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(30, 6))
+    vectors[:4] = 0.0
+    vectors[20] = 0.0  # a word without a vector: its (arbitrary) weights must not enter the fit
+    kernel, bias = model.decoder.vocab_dense.kernel, model.decoder.vocab_dense.bias
+    truth = {}
+    for name, variable, width in (("embedding", model.decoder.embedding.embeddings, 8),
+                                  ("kernel", kernel, kernel.shape[0]), ("bias", bias, 1)):
+        rows = vectors @ rng.normal(size=(6, width)) + rng.normal(size=width)
+        rows[20] = 1e3
+        held = rows.copy()
+        held[[11, 17]] = -50.0
+        value = held if name == "embedding" else (held.T if name == "kernel" else held[:, 0])
+        variable.assign(value.astype("float32"))
+        truth[name] = rows
+    model.transfer_word_weights([11, 17], vectors)
+    got = {"embedding": model.decoder.embedding.embeddings.numpy(), "kernel": kernel.numpy().T,
+           "bias": bias.numpy()[:, None]}
+    for name in truth:
+        np.testing.assert_allclose(got[name][[11, 17]], truth[name][[11, 17]], atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(got[name][4:11], truth[name][4:11], atol=1e-5, err_msg=name)
+    with pytest.raises(ValueError, match="29 word vectors for 30 words"):
+        model.transfer_word_weights([11], vectors[:29])

@@ -7,7 +7,7 @@ import pytest
 
 from captioner.errors import InputError
 from captioner.text import Vocabulary
-from captioner.text.word_vectors import load_word_vectors
+from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
 
 
 def _glove(tmp_path, text):
@@ -28,6 +28,10 @@ def test_text_file_and_embedding_table(tmp_path):
     assert np.all(table[5] != 0)  # no vector: a random row
     again, _ = vectors.embedding_table(vocab, seed=0)
     np.testing.assert_array_equal(table, again)
+    # for the transfer of held-out words: zeros where there is no vector, not a random row
+    exact = vocabulary_vectors(vocab, vectors)
+    np.testing.assert_array_equal(exact[[4, 6]], table[[4, 6]])
+    np.testing.assert_array_equal(exact[[0, 1, 2, 3, 5]], 0.0)
 
 
 @pytest.mark.parametrize("text, message", [

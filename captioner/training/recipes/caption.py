@@ -59,7 +59,8 @@ class Config(TrainConfig):
     dev_limit: int | None = option(None, help="use only the first N dev images")
     hold_out_words: str | None = option(None, metavar="W1,W2,...", help=(
         "held-out objects (the DCC protocol, Hendricks et al. 2016): every training image one of whose captions "
-        "names one of these words is left out; the words stay in the vocabulary, never seen in training"))
+        "names one of these words is left out; the words stay in the vocabulary, never seen in training, and the saved "
+        "model gives them weights mapped from their GloVe vectors (DCC's transfer)"))
     copy_tags: bool = option(False, help=(
         "LSTM-C (Yao et al. 2017): the decoder also copies its image's object tags (the backbone's ImageNet head, "
         "mapped to vocabulary words through WordNet; GloVe vectors score them), so it can say a tagged word its "

@@ -11,6 +11,9 @@ from captioner.training.trainer import Recipe
 log = logging.getLogger("captioner.training.recipes.caption")
 
 
+TRANSFER_VECTORS = "glove-6b-50d"  # the held-out words' weights are mapped from these (a plain decoder)
+
+
 class Caption(Recipe):
     """Cross-entropy training of a `CaptionDecoderModel` on cached features (teacher forcing)."""
 
@@ -179,7 +182,11 @@ class Caption(Recipe):
 
         c = self.cfg
         unseen = [self.vocab.token_to_id(w) for w in self.vocab.metadata.get("held_out", [])]
-        if model.copy_tags and unseen:
+        if unseen and model.copy_tags:
             model.transfer_input_embeddings(unseen)
+        elif unseen:  # DCC's transfer: the held-out words read and score like the seen words near them
+            from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
+
+            model.transfer_word_weights(unseen, vocabulary_vectors(self.vocab, load_word_vectors(TRANSFER_VECTORS)))
         return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
                               alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
