@@ -462,13 +462,22 @@ def show_caption_with_tags(result, empty="(empty caption)"):
     and the tags listed under it."""
     st.markdown(f"### {mark_tag_words(result.text, result.objects or []) or empty}")
     if result.objects:
-        st.caption("Objects (the backbone's ImageNet head): " + ", ".join(
-            f"**{o['word']}** ({o['name']}, {o['probability']:.0%})" for o in result.objects)
+        st.caption(tag_summary(result.objects)
             + (". Marked in blue: the words the tags put into the caption (a novel object's word, or its "
                "class name filled in)." if any(o.get("steered") or o.get("named") for o in result.objects) else "")
             + (" This input is unlike the captioner's training photos: the caption names its object alone, the "
                "decoder's own sentence, word by word below, describes a Flickr8k scene it does not show."
                if any(o.get("described") for o in result.objects) else ""))
+
+
+def tag_summary(objects):
+    """The tags of a caption in a line: "Objects (the backbone's ImageNet head): **cat** (Egyptian cat,
+    91%)", a word learned from labelled photos (scripts/learn_words.py) as "**bike** (learned word, 88%)"."""
+    source = "the backbone's ImageNet head" + (
+        " and the words learned from labelled photos" if any(o.get("learned") for o in objects) else "")
+    return f"Objects ({source}): " + ", ".join(
+        f"**{o['word']}** ({'learned word' if o.get('learned') else o['name']}, {o['probability']:.0%})"
+        for o in objects)
 
 
 def objects_toggle(model, page):

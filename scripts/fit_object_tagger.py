@@ -53,10 +53,13 @@ def pooled_features(model, paths, batch_size):
 
 
 def card_settings(model):
-    """The tagger's settings for the card: the known classes and the centroids are counted, not listed."""
+    """The tagger's settings for the card: the known classes, the centroids and the learned words' weights
+    are counted, not listed."""
     settings = model.object_tagger().config()
     if settings.get("familiar"):
         settings["familiar"] = f"{settings['fitted_familiar_centroids']} centroids (float16, in the model's config)"
+    if settings.get("learned_weights"):
+        settings["learned_weights"] = f"{len(settings['learned_words'])} logistic regressions (float32, in the model's config)"
     return settings
 
 

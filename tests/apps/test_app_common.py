@@ -195,3 +195,12 @@ def test_the_words_the_tags_put_in_are_marked():
         "an :blue-background[egyptian cat] next to a :blue-background[cup] and a dog"
     assert common.mark_tag_words("a cupboard", objects[2:]) == "a cupboard"  # whole words only
     assert common.mark_tag_words("a dog", []) == "a dog"
+
+
+def test_the_tag_line_names_where_each_tag_came_from():
+    imagenet = {"word": "cat", "name": "Egyptian cat", "probability": 0.91}
+    assert common.tag_summary([imagenet]) == "Objects (the backbone's ImageNet head): **cat** (Egyptian cat, 91%)"
+    learned = {"word": "bike", "name": "bike", "probability": 0.876, "learned": True}
+    assert common.tag_summary([learned, imagenet]) == (
+        "Objects (the backbone's ImageNet head and the words learned from labelled photos): "
+        "**bike** (learned word, 88%), **cat** (Egyptian cat, 91%)")

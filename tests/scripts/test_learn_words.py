@@ -71,6 +71,9 @@ def test_a_word_learned_from_a_folder_of_photos_is_put_into_their_captions(setup
                               objects=True)
     assert "kayak" in red.tokens and any(o["word"] == "kayak" and o["learned"] and o["steered"] for o in red.objects)
     assert not any(o["word"] == "kayak" and o["steered"] for o in blue.objects)
+    # a card lists the words' count, not their weights
+    settings = load_script("fit_object_tagger").card_settings(model)
+    assert settings["learned_words"] == ["kayak"] and settings["learned_weights"].startswith("1 logistic regressions")
 
 
 def test_a_word_outside_the_vocabulary_is_named(setup):
