@@ -192,6 +192,7 @@ class ObjectTagger:
         self.learned_words = [str(w) for w in learned_words]
         self.learned_weights = learned_weights
         self._learned = None
+        self._naming = {}  # synset -> naming_words, for covered_by_learned
         if self.learned_words:
             from captioner.tagging.learned_words import decode_weights
 
@@ -226,8 +227,7 @@ class ObjectTagger:
         `familiar_threshold` asks."""
         tags = self.tags(self.probabilities(pooled))
         if self._learned is not None:
-            tags = [sorted(own + [t for t in image_tags if t.word not in self.learned_words],
-                           key=lambda t: -t.probability)
+            tags = [sorted(own + [t for t in image_tags if not self.covered_by_learned(t)], key=lambda t: -t.probability)
                     for own, image_tags in zip(self.learned_tags(pooled if regions is None else regions, mask), tags)]
         familiarity = self.familiarity(pooled)
         if familiarity is not None and self.familiar_threshold is not None:
@@ -252,6 +252,16 @@ class ObjectTagger:
                 tags.append(Tag(self.word_list[w], float(per_word[w]), entry["name"], entry["synset"], float(p[best])))
             out.append(tags)
         return out
+
+    def covered_by_learned(self, tag):
+        """Whether an ImageNet tag names what a learned word does (its word, or a word its class is named
+        by: `naming_words`, "bike" for a mountain bike): the learned word's classifier speaks for it alone,
+        so the caption is not constrained to hold both "bicycle" and "bike"."""
+        if tag.word in self.learned_words:
+            return True
+        if tag.synset not in self._naming:
+            self._naming[tag.synset] = naming_words(tag.synset, self.vocabulary)
+        return bool(self._naming[tag.synset] & set(self.learned_words))
 
     def learned_tags(self, regions, mask=None):
         """regions (B, R, C) or (B, C) -> per image, a `Tag` of each learned word at least

@@ -90,6 +90,14 @@ def test_a_learned_word_replaces_the_imagenet_tag_of_the_same_word():
     tags = learned.tag(pooled)[0]
     coffee = [t for t in tags if t.word == "coffee"]
     assert len(coffee) == 1 and coffee[0].learned and not learned.steers(coffee[0])
+    # a class named by a learned word ("bike" for a mountain bike, whose tag word is "bicycle") gives way too
+    vocab = Vocabulary.build([["a", "bicycle", "bike", "dog"]] * 2, min_count=1)
+    bikes = ObjectTagger("efficientnet_lite0", vocab, learned_words=["bike"], learned_weights=encode_weights(weights),
+                         min_probability=0.01)
+    logits[0, 967], logits[0, 671] = -10.0, 8.0  # mountain bike
+    pooled = np.linalg.lstsq(tagger.kernel.T, (logits - tagger.bias).T, rcond=None)[0].T
+    assert ObjectTagger("efficientnet_lite0", vocab).tag(pooled)[0][0].word == "bicycle"
+    assert [t.word for t in bikes.tag(pooled)[0] if not t.learned] == []
 
 
 def test_fit_words_names_what_is_wrong():
