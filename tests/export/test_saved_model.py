@@ -66,12 +66,16 @@ import json, sys
 import tensorflow as tf
 loaded = tf.saved_model.load(sys.argv[1])
 images = tf.constant([open(p, "rb").read() for p in sys.argv[3:]])
-settings = json.loads(sys.argv[2])
-out = loaded.caption(images, **{k: tf.constant(v) for k, v in settings.items()}) if settings else loaded.caption(images)
 sig = loaded.signatures["serving_default"]
-print(json.dumps({"captions": [c.decode() for c in out["caption"].numpy()],
-                  "scores": out["score"].numpy().tolist(), "attention": list(out["attention"].shape),
-                  "signature_outputs": sorted(sig.structured_outputs)}))
+
+def run(settings):  # {} : the model's own settings
+    out = loaded.caption(images, **{k: tf.constant(v) for k, v in settings.items()}) if settings else loaded.caption(images)
+    return {"captions": [c.decode() for c in out["caption"].numpy()],
+            "scores": out["score"].numpy().tolist(), "attention": list(out["attention"].shape),
+            "signature_outputs": sorted(sig.structured_outputs)}
+
+settings = json.loads(sys.argv[2])  # a dict, or a list of them (one load for several settings)
+print(json.dumps([run(s) for s in settings] if isinstance(settings, list) else run(settings)))
 """
 
 
@@ -203,8 +207,10 @@ def test_bundled_captioner_round_trip_in_a_fresh_process(tmp_path):
     rgba.save(tmp_path / "cat_alpha.png")
     paths += [str(tmp_path / "cat_exif6.jpg"), str(tmp_path / "cat_alpha.png")]
     export_saved_model(model, tmp_path / "saved")
-    for settings in [{}, {"beam_size": 2, "alpha": 0.0, "max_length": 12}]:
-        got = _fresh_process(CAPTION_SCRIPT, str(tmp_path / "saved"), json.dumps(settings), *paths)
+    all_settings = [{}, {"beam_size": 2, "alpha": 0.0, "max_length": 12}]
+    results = _fresh_process(CAPTION_SCRIPT, str(tmp_path / "saved"), json.dumps(all_settings), *paths)
+    assert len(results) == len(all_settings)
+    for settings, got in zip(all_settings, results):
         want = model.caption(paths, **settings)
         assert got["captions"] == [c.text for c in want]
         np.testing.assert_allclose(got["scores"], [c.score for c in want], rtol=1e-4, atol=1e-4)
