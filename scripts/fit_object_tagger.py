@@ -35,20 +35,9 @@ import sys
 def pooled_features(model, paths, batch_size):
     """The pooled backbone features (N, C) of the readable photos, and the paths of those N."""
     import numpy as np
-    from tqdm import tqdm
 
-    out, kept = [], []
-    for start in tqdm(range(0, len(paths), batch_size), desc="backbone", unit="batch", file=sys.stderr):
-        pixels = []
-        for path in paths[start:start + batch_size]:
-            try:
-                pixels.append(model.load_pixels(path))
-                kept.append(path)
-            except Exception as exc:  # a broken photo is skipped, never the run
-                print(f"skipped {path}: {exc}", file=sys.stderr)
-        if pixels:
-            features = np.asarray(model.encode(np.stack(pixels)))
-            out.append(features.mean(axis=1) if features.ndim == 3 else features)
+    out, kept, _ = model.encode_files(paths, batch_size,
+                                      reduce=lambda f: f.mean(axis=1) if f.ndim == 3 else f)
     return np.concatenate(out), kept
 
 

@@ -28,22 +28,10 @@ import sys
 def region_batches(model, paths, batch_size, kernel, bias):
     """`region_features` of the readable photos (N, F), the paths of those N, and [(path, error)] skipped."""
     import numpy as np
-    from tqdm import tqdm
 
     from captioner.tagging.learned_words import region_features
 
-    out, kept, skipped = [], [], []
-    for start in tqdm(range(0, len(paths), batch_size), desc="backbone", unit="batch", file=sys.stderr):
-        pixels = []
-        for path in paths[start:start + batch_size]:
-            try:
-                pixels.append(model.load_pixels(path))
-                kept.append(path)
-            except Exception as exc:  # a broken photo is skipped, never the run
-                skipped.append((path, str(exc)))
-                print(f"skipped {path}: {exc}", file=sys.stderr)
-        if pixels:
-            out.append(region_features(kernel, bias, np.asarray(model.encode(np.stack(pixels)))))
+    out, kept, skipped = model.encode_files(paths, batch_size, reduce=lambda f: region_features(kernel, bias, f))
     width = kernel.shape[0] + kernel.shape[1]
     return (np.concatenate(out) if out else np.zeros((0, width), np.float32)), kept, skipped
 

@@ -149,6 +149,30 @@ class PixelModel(keras.Model):
             return image.astype(np.uint8) if image.dtype != np.uint8 else image
         return load_image(as_image_source(image), size=(h, w))
 
+    def encode_files(self, paths, batch_size=32, reduce=None, desc="backbone"):
+        """The backbone run over image files in batches, with a progress bar: ([reduce(features) of each
+        batch] (the `encode` output, a numpy array; reduce None keeps it), the paths read, [(path, error)]
+        of the files that could not be read: each skipped and named on stderr, never the run)."""
+        import sys
+
+        from tqdm import tqdm
+
+        encode = getattr(self, "encode", None) or self.features
+        out, kept, skipped = [], [], []
+        for start in tqdm(range(0, len(paths), batch_size), desc=desc, unit="batch", file=sys.stderr):
+            pixels = []
+            for path in paths[start:start + batch_size]:
+                try:
+                    pixels.append(self.load_pixels(path))
+                    kept.append(path)
+                except Exception as exc:  # a broken file is skipped, never the run
+                    skipped.append((path, str(exc)))
+                    print(f"skipped {path}: {exc}", file=sys.stderr)
+            if pixels:
+                features = np.asarray(encode(np.stack(pixels)))
+                out.append(features if reduce is None else reduce(features))
+        return out, kept, skipped
+
     def get_config(self):
         config = {**super().get_config(), "backbone": backbone_config(self.backbone),
                   "training_config": self.training_config}
