@@ -12,8 +12,8 @@ Features (:func:`region_features`): the mean of the regions the decoder attends 
 cells of a photo, the frames of a clip), and per ImageNet class the largest logit of the
 backbone's own head over the regions (the head applied to each cell: a hat or a camera that fills
 one cell of 81 is washed out in the mean). On the Flickr8k DCC split (6 held-out words) this
-feature set had the best 5-fold F1 on the training photos of those tried (mean pooled 0.43, mean +
-max pooled 0.46, mean + the cells' head logits 0.51; ``docs/open_world.md``).
+feature set had the best 5-fold F1 on the training photos of those cross-validated (mean pooled
+0.50, the cells' head logits alone 0.49, mean + the cells' head logits 0.51; ``docs/open_world.md``).
 
 Each word's cut-off is the F1-best of 5-fold cross-validated probabilities on the training photos,
 folded into the bias so that a tag at probability >= 0.5 is the classifier saying yes. The weights
