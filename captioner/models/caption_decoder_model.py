@@ -153,19 +153,19 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         with_bias = np.hstack([vectors, np.ones((len(vectors), 1))])
         has_vector = np.abs(vectors).sum(axis=1) > 0
         seen = np.setdiff1d(np.flatnonzero(has_vector[4:]) + 4, ids)  # not <pad>, <start>, <end>, <unk>
-        targets = [self.decoder.embedding.embeddings]
-        if output:
-            kernel, bias = self.decoder.vocab_dense.kernel, self.decoder.vocab_dense.bias
-            targets += [kernel, bias]
-        for variable in targets:
-            value = np.asarray(variable.numpy(), np.float64)
-            rows = value if variable is targets[0] else (value.T if value.ndim == 2 else value[:, None])
+
+        def remap(rows):  # (V, D) -> the same with the held-out rows mapped from their vectors
+            rows = np.array(rows, np.float64)
             mapping, *_ = np.linalg.lstsq(with_bias[seen], rows[seen], rcond=None)
-            rows = rows.copy()
             rows[ids] = with_bias[ids] @ mapping
-            if variable is not targets[0]:
-                rows = rows.T if value.ndim == 2 else rows[:, 0]
-            variable.assign(rows.astype(variable.dtype))
+            return rows
+
+        embedding = self.decoder.embedding.embeddings
+        embedding.assign(remap(embedding.numpy()).astype(embedding.dtype))
+        if output:
+            kernel, bias = self.decoder.vocab_dense.kernel, self.decoder.vocab_dense.bias  # (H, V), (V,)
+            kernel.assign(remap(kernel.numpy().T).T.astype(kernel.dtype))
+            bias.assign(remap(bias.numpy()[:, None])[:, 0].astype(bias.dtype))
 
     def project(self, annotations, training=False):
         annotations = tf.cast(annotations, self.compute_dtype)

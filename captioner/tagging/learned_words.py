@@ -26,6 +26,7 @@ import base64
 
 import numpy as np
 
+
 def region_features(kernel, bias, regions, mask=None):
     """regions (B, R, C) backbone features (grid cells or frames; mask (B, R): 1 for a real one)
     -> float32 (B, C + K): the regions' mean, and per class of the head (kernel (C, K), bias (K,))
