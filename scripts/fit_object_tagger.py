@@ -17,8 +17,9 @@ line, as Flickr8k's split files do), finds the ImageNet classes the tagger is co
 least --min-images of them (`captioner.tagging.fit_known`: the captioner learned how its
 captions describe those, so their tags neither push words into a caption nor name it), fits
 what a familiar photo is (`captioner.tagging.object_tagger.fit_familiar`: --familiar-centroids
-k-means centroids of the photos' features and the --familiar-quantile of held-out photos'
-closeness to them; no tag of a photo that close steers; 0 centroids: no such test), and
+k-means centroids of the photos' features, or with --familiar-test subspace their top
+--familiar-dims principal directions, and the --familiar-quantile of held-out photos' closeness
+to them; no tag of a photo that close steers; 0 centroids: no such test), and
 rewrites the model file atomically (float16 weights, backbone by reference) with these tagger
 settings in its config. The card gets this command and the settings in ``extra.object_tagger``.
 Photos that cannot be read are skipped and counted.
@@ -46,7 +47,9 @@ def card_settings(model):
     are counted, not listed."""
     settings = model.object_tagger().config()
     if settings.get("familiar"):
-        settings["familiar"] = f"{settings['fitted_familiar_centroids']} centroids (float16, in the model's config)"
+        settings["familiar"] = (f"{settings['fitted_familiar_centroids']} centroids" if "fitted_familiar_centroids" in settings
+                                else f"a mean and {settings['fitted_familiar_dims']} principal directions") + \
+            " (float16, in the model's config)"
     if settings.get("learned_weights"):
         settings["learned_weights"] = f"{len(settings['learned_words'])} logistic regressions (float32, in the model's config)"
     return settings
@@ -71,6 +74,11 @@ def main(argv=None):
                         help="a class is seen on a training photo when its tag is at least this probable (default: --threshold)")
     parser.add_argument("--familiar-centroids", type=int, default=64,
                         help="k-means centroids of the training photos for the familiar-photo test (0: none)")
+    parser.add_argument("--familiar-test", choices=("centroids", "subspace"), default="centroids",
+                        help="familiar = close to one of --familiar-centroids k-means centroids, or little outside the "
+                        "span of the training photos' top --familiar-dims principal directions")
+    parser.add_argument("--familiar-dims", type=int, default=64,
+                        help="subspace: principal directions of the training photos' features")
     parser.add_argument("--familiar-quantile", type=float, default=0.05,
                         help="this share of held-out training photos falls below the familiar threshold")
     parser.add_argument("--captions", help="the photos' captions (Flickr8k.token.txt format): a class is known only "
@@ -85,8 +93,8 @@ def main(argv=None):
         parser.error("--min-images >= 1, 0 < --threshold <= 1, 0 <= --bonus <= 100, --batch-size >= 1")
     if args.deadline < 0:
         parser.error("--deadline must be >= 0")
-    if args.familiar_centroids < 0 or not 0 < args.familiar_quantile < 1:
-        parser.error("--familiar-centroids >= 0 and 0 < --familiar-quantile < 1")
+    if args.familiar_centroids < 0 or args.familiar_dims < 1 or not 0 < args.familiar_quantile < 1:
+        parser.error("--familiar-centroids >= 0, --familiar-dims >= 1 and 0 < --familiar-quantile < 1")
 
     import captioner  # noqa: F401  registers the classes
     from captioner.model_card import ModelCard
@@ -139,7 +147,9 @@ def main(argv=None):
                      describe=args.describe)
     settings = fit_known(model.object_tagger(), pooled, args.min_images, args.known_probability, captions)
     if args.familiar_centroids:
-        settings.update(fit_familiar(pooled, args.familiar_centroids, args.familiar_quantile))
+        model.tagger_config = {k: v for k, v in model.tagger_config.items() if "familiar" not in k}
+        settings.update(fit_familiar(pooled, args.familiar_centroids, args.familiar_quantile, test=args.familiar_test,
+                                     dims=args.familiar_dims))
     else:  # no familiar-photo test: forget one fitted before
         model.tagger_config = {k: v for k, v in model.tagger_config.items() if "familiar" not in k}
     model.set_tagger(**settings)

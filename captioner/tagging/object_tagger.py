@@ -28,12 +28,15 @@ the open-world gap the tags are for, without rewriting what the captioner alread
 objects). The known classes are saved in the captioner's config (``tagger``).
 
 Photos, too, are known or novel (:func:`fit_familiar`): a photo whose pooled features lie close to
-the captioner's training photos (cosine to the nearest of k-means centroids of them at least
-the 5th percentile of held-out training photos' own: a nearest-neighbour out-of-distribution test,
-as in Sun et al. 2022) is one the captioner already describes in its own words, so no tag of it
-steers or names, whatever the class ("sunscreen" on a smiling woman, "schipperke" for a black
+the captioner's training photos is one the captioner already describes in its own words, so no tag
+of it steers or names, whatever the class ("sunscreen" on a smiling woman, "schipperke" for a black
 dog). The tags steer the photos unlike anything the captioner was trained on: the espresso cup,
-the shark.
+the shark. Two tests of "close", each with its threshold at a low quantile of held-out training
+photos' own score: "centroids", the cosine to the nearest of k-means centroids of the training
+photos (a nearest-neighbour out-of-distribution test, as in Sun et al. 2022); "subspace", how much
+of the unit feature vector the training photos' top principal directions leave unexplained (the
+residual of a PCA reconstruction, the "virtual logit" part of Wang et al. 2022's ViM): a photo of
+a new kind of thing points where the training photos' features do not vary.
 """
 
 from __future__ import annotations
@@ -136,9 +139,13 @@ class ObjectTagger:
             "espresso" where no answer is; such a tag cannot steer a caption's search).
         deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
             words (the tagged object as the subject); 0: anywhere.
-        familiar: `fit_familiar`'s centroids of the training photos (base64 of float16 (K, C) unit
-            vectors), with `familiar_threshold`: a photo at least that close (cosine) to one of them
-            is familiar, and none of its tags steers or names. None: every photo may be steered.
+        familiar: `fit_familiar`'s test of the training photos (base64 of float16 rows), with
+            `familiar_threshold`: a photo whose `familiarity` is at least that is familiar, and none
+            of its tags steers or names. None: every photo may be steered.
+        familiar_test: what `familiar` holds: "centroids", (K, C) unit vectors (familiarity: the
+            cosine to the nearest); "subspace", the mean of the unit training vectors and then D
+            orthonormal principal directions, (1 + D, C) (familiarity: minus the squared norm of
+            the part of the unit vector, less the mean, outside their span).
         describe: "sentence": the decoder's caption, its tag word named (`name_objects`); "object": on
             a photo unlike the training photos (needs `familiar`), whose caption holds a steering tag's
             word and whose class alone is confident (as a name is filled in), the caption is that object
@@ -152,13 +159,14 @@ class ObjectTagger:
 
     SEARCHES = ("bonus", "constrained")
     DESCRIBE = ("sentence", "object")
+    FAMILIAR_TESTS = ("centroids", "subspace")
 
     # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
     # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 own_names=False, describe="sentence", medium="photo", learned_words=(), learned_weights=None,
-                 **fitted):
+                 familiar_test="centroids", own_names=False, describe="sentence", medium="photo", learned_words=(),
+                 learned_weights=None, **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -183,7 +191,12 @@ class ObjectTagger:
         self.kernel, self.bias = imagenet_head(variant)
         self.familiar = familiar
         self.familiar_threshold = None if familiar_threshold is None else float(familiar_threshold)
+        if familiar_test not in self.FAMILIAR_TESTS:
+            raise ValueError(f"ObjectTagger: familiar_test must be one of {self.FAMILIAR_TESTS}, got {familiar_test!r}")
+        self.familiar_test = familiar_test
         self._centroids = None if familiar is None else decode_centroids(familiar, self.kernel.shape[0])
+        if self._centroids is not None and familiar_test == "subspace" and len(self._centroids) < 2:
+            raise ValueError("ObjectTagger: a subspace familiar test holds a mean and at least one direction")
         words = class_words(vocabulary, own_names)  # (1000,) a vocabulary word (or its own name) or None
         self.word_list = sorted({w for w in words if w is not None})
         index = {w: i for i, w in enumerate(self.word_list)}
@@ -213,12 +226,11 @@ class ObjectTagger:
         return p / p.sum(axis=1, keepdims=True)
 
     def familiarity(self, pooled):
-        """pooled (B, C) -> (B,) cosine to the nearest training-photo centroid; None without `familiar`."""
+        """pooled (B, C) -> (B,) how like the training photos each is (higher: more; `familiar_test`);
+        None without `familiar`."""
         if self._centroids is None:
             return None
-        x = np.asarray(pooled, np.float32)
-        x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-        return (x @ self._centroids.T).max(axis=1)
+        return familiarity(self._centroids, pooled, self.familiar_test)
 
     def tag(self, pooled, regions=None, mask=None):
         """pooled (B, C) -> per image, [Tag] (`tags` of `probabilities`, and the `learned_tags` of
@@ -342,6 +354,7 @@ class ObjectTagger:
                 "max_constraints": self.max_constraints, "deadline": self.deadline,
                 "known": sorted(self.known), **({"describe": self.describe} if self.describe != "sentence" else {}),
                 **({"familiar": self.familiar, "familiar_threshold": self.familiar_threshold} if self.familiar else {}),
+                **({"familiar_test": self.familiar_test} if self.familiar and self.familiar_test != "centroids" else {}),
                 **({"learned_words": self.learned_words, "learned_weights": self.learned_weights}
                    if self.learned_words else {}),
                 **self.fitted}
@@ -398,28 +411,53 @@ def decode_centroids(text, channels):
     return raw.reshape(-1, channels).astype(np.float32)
 
 
-def fit_familiar(pooled, centroids=64, quantile=0.05, held_out=0.2, seed=0):
+def familiarity(rows, pooled, test="centroids"):
+    """pooled (B, C) -> (B,) familiarity against `decode_centroids` rows: "centroids", the cosine of
+    the unit vector to the nearest row; "subspace", rows = [mean, D directions]: minus the squared
+    norm of the unit vector's residual (less the mean) outside the directions' span."""
+    x = np.asarray(pooled, np.float32)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    if test == "centroids":
+        return (x @ rows.T).max(axis=1)
+    centred = x - rows[:1]
+    residual = centred - (centred @ rows[1:].T) @ rows[1:]
+    return -np.sum(residual * residual, axis=1)
+
+
+def fit_familiar(pooled, centroids=64, quantile=0.05, held_out=0.2, seed=0, test="centroids", dims=64):
     """What a familiar photo is, from the captioner's training photos' pooled features (N, C).
 
-    k-means (`centroids` of them) on the unit-normalized features of (1 - `held_out`) of the photos;
-    the threshold is the `quantile` of the other photos' cosine to their nearest centroid, so that
-    about 1 - `quantile` of photos like the training ones count as familiar. Returns the tagger
-    settings {"familiar", "familiar_threshold", "fitted_familiar_*"}."""
-    from sklearn.cluster import KMeans
-
+    On the unit-normalized features of (1 - `held_out`) of the photos: k-means (`centroids` of them;
+    test="centroids"), or their mean and top `dims` principal directions (test="subspace"); the
+    threshold is the `quantile` of the other photos' `familiarity`, so that about 1 - `quantile` of
+    photos like the training ones count as familiar. Returns the tagger settings {"familiar",
+    "familiar_threshold", ("familiar_test",) "fitted_familiar_*"}."""
+    if test not in ObjectTagger.FAMILIAR_TESTS:
+        raise ValueError(f"fit_familiar: test must be one of {ObjectTagger.FAMILIAR_TESTS}, got {test!r}")
     x = np.asarray(pooled, np.float32)
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     order = np.random.default_rng(seed).permutation(len(x))
     n_held = max(1, int(round(len(x) * held_out)))
     held, fit = x[order[:n_held]], x[order[n_held:]]
-    if len(fit) < centroids:
-        raise ValueError(f"fit_familiar: {len(fit)} photos to fit {centroids} centroids on")
-    means = KMeans(int(centroids), n_init=1, random_state=seed).fit(fit).cluster_centers_
-    means = (means / np.linalg.norm(means, axis=1, keepdims=True)).astype(np.float16)
-    threshold = float(np.quantile((held @ means.astype(np.float32).T).max(axis=1), quantile))
-    return {"familiar": base64.b64encode(means.tobytes()).decode("ascii"), "familiar_threshold": round(threshold, 4),
-            "fitted_familiar_centroids": int(centroids), "fitted_familiar_quantile": float(quantile),
-            "fitted_familiar_photos": int(len(x))}
+    size = centroids if test == "centroids" else dims + 1
+    if len(fit) < size:
+        raise ValueError(f"fit_familiar: {len(fit)} photos to fit {centroids} centroids on" if test == "centroids"
+                         else f"fit_familiar: {len(fit)} photos to fit {dims} principal directions on")
+    if test == "centroids":
+        from sklearn.cluster import KMeans
+
+        means = KMeans(int(centroids), n_init=1, random_state=seed).fit(fit).cluster_centers_
+        rows = means / np.linalg.norm(means, axis=1, keepdims=True)
+        fitted = {"fitted_familiar_centroids": int(centroids)}
+    else:
+        mean = fit.mean(axis=0, keepdims=True)
+        directions = np.linalg.svd(fit - mean, full_matrices=False)[2][:int(dims)]
+        rows = np.concatenate([mean, directions])
+        fitted = {"familiar_test": "subspace", "fitted_familiar_dims": int(dims)}
+    rows = rows.astype(np.float16)  # stored as float16: the threshold is taken on what is stored
+    threshold = float(np.quantile(familiarity(rows.astype(np.float32), held, test), quantile))
+    return {"familiar": base64.b64encode(rows.tobytes()).decode("ascii"), "familiar_threshold": round(threshold, 4),
+            **fitted, "fitted_familiar_quantile": float(quantile), "fitted_familiar_photos": int(len(x))}
 
 
 def _article(word):

@@ -133,6 +133,53 @@ def test_photos_like_the_training_photos_are_familiar_and_their_tags_neither_ste
         fit_familiar(train[:10], centroids=64)
 
 
+def test_the_subspace_test_calls_photos_off_the_training_photos_span_unfamiliar():
+    """fit_familiar(test="subspace"): the training photos vary along a few directions; a photo with as
+    much spread as theirs but along a new direction is unfamiliar, even though it is as close to their
+    mean as they are (which the nearest-centroid test cannot tell); the settings survive the config."""
+    from captioner.tagging.object_tagger import decode_centroids, familiarity, fit_familiar
+
+    rng = np.random.default_rng(0)
+    channels = 1280
+    base = rng.normal(size=channels)
+    span = np.linalg.qr(rng.normal(size=(channels, 5)))[0].T  # (5, C) orthonormal
+    scale = np.linalg.norm(base)
+
+    def photos(n, directions):
+        return base + 0.3 * scale * rng.normal(size=(n, len(directions))) @ directions
+
+    train = photos(800, span)
+    fitted = fit_familiar(train, quantile=0.05, test="subspace", dims=5)
+    assert fitted["familiar_test"] == "subspace" and fitted["fitted_familiar_dims"] == 5
+    assert "fitted_familiar_centroids" not in fitted
+    rows = decode_centroids(fitted["familiar"], channels)
+    assert rows.shape == (6, channels)
+    around = np.linalg.qr(np.concatenate([span, base[None]]).T)[0].T  # the unit photos vary in span and base
+    np.testing.assert_allclose(np.linalg.norm(rows[1:] @ around.T, axis=1), 1.0, atol=0.02)  # the directions found
+    vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, **fitted)
+    assert tagger.familiar_test == "subspace"
+    like_train = photos(300, span)
+    assert 0.85 <= np.mean(tagger.familiarity(like_train) >= tagger.familiar_threshold) <= 1.0
+    new = np.linalg.qr(rng.normal(size=(channels, 5)))[0].T
+    off_span = photos(300, new - (new @ span.T) @ span)
+    assert np.mean(tagger.familiarity(off_span) >= tagger.familiar_threshold) < 0.05
+    # as near the mean as the training photos: the nearest-centroid test calls them familiar
+    centroid = fit_familiar(train, centroids=1, quantile=0.05)
+    cosine = familiarity(decode_centroids(centroid["familiar"], channels), off_span)
+    assert np.mean(cosine >= centroid["familiar_threshold"]) > 0.5
+    again = ObjectTagger("efficientnet_lite0", vocab, **tagger.config())
+    assert again.config()["familiar_test"] == "subspace"
+    np.testing.assert_array_equal(again.familiarity(off_span), tagger.familiarity(off_span))
+    assert "familiar_test" not in ObjectTagger("efficientnet_lite0", vocab, **centroid).config()
+    with pytest.raises(ValueError, match="familiar_test must be one of"):
+        ObjectTagger("efficientnet_lite0", vocab, familiar_test="gaussian")
+    with pytest.raises(ValueError, match="5 principal directions"):
+        fit_familiar(train[:5], test="subspace", dims=5)
+    with pytest.raises(ValueError, match="test must be one of"):
+        fit_familiar(train, test="knn")
+
+
 def tag(word, name, synset, p):
     return Tag(word=word, probability=p, name=name, synset=synset, name_probability=p)
 
