@@ -49,6 +49,8 @@ import os
 
 import numpy as np
 
+from captioner.text.tokenizer import indefinite_article
+
 WORDS_FILE = os.path.join(os.path.dirname(__file__), "imagenet_words.json")
 NAME_THRESHOLD = 0.5  # a class alone at least this probable is named in the caption
 
@@ -460,10 +462,6 @@ def fit_familiar(pooled, centroids=64, quantile=0.05, held_out=0.2, seed=0, test
             **fitted, "fitted_familiar_quantile": float(quantile), "fitted_familiar_photos": int(len(x))}
 
 
-def _article(word):
-    return "an" if word[:1] in "aeiou" else "a"
-
-
 # words the decoder may say before an object's noun that a photo of the object alone bears out (its
 # colour, size, age): kept in `describe_object`'s phrase; anything else before the noun is not
 DESCRIPTIVE = frozenset(
@@ -494,7 +492,7 @@ def describe_object(words, tag, threshold=NAME_THRESHOLD, medium="photo"):
         with_head = next((lemma for lemma in (entry["lemmas"] if entry else []) if lemma.endswith(" " + tag.word)), None)
         noun = (with_head or tag.name.lower()).split()
     phrase = [w for w in words[start:i] if w not in noun] + noun
-    return ["a", medium, "of", _article(phrase[0])] + phrase
+    return ["a", medium, "of", indefinite_article(phrase[0])] + phrase
 
 
 def name_objects(words, tags, threshold=NAME_THRESHOLD):
@@ -518,5 +516,5 @@ def name_objects(words, tags, threshold=NAME_THRESHOLD):
         replacement = (with_head or name).split()
         words[i:i + 1] = replacement
         if i > 0 and words[i - 1] in ("a", "an"):
-            words[i - 1] = _article(replacement[0])
+            words[i - 1] = indefinite_article(replacement[0])
     return words

@@ -128,6 +128,22 @@ def detokenize(tokens: list[str]) -> str:
     return "".join(out)
 
 
+# the sound, not the letter, picks "a" or "an": a silent h ("an hourglass"), a "you" or "wun" sound
+# ("a unicycle", "a european", "a one-armed bandit")
+_AN_BEFORE = ("hour", "honest", "honor", "honour", "heir")
+_A_BEFORE = ("uni", "use", "usu", "uten", "ur", "eu", "ewe", "one", "once")
+
+
+def indefinite_article(word: str) -> str:
+    """"a" or "an" before `word` (lower-case English), by its first sound as far as spelling tells."""
+    word = word.lower()
+    if word.startswith(_AN_BEFORE):
+        return "an"
+    if word.startswith(_A_BEFORE):
+        return "a"
+    return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
 def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
     """tf.strings twin of :func:`tokenize`, usable inside ``tf.data`` and Keras graphs.
 

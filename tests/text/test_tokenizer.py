@@ -137,3 +137,12 @@ def test_tf_detokenize_is_detokenize():
     assert got == [detokenize(r) for r in rows]
     ragged = tf.ragged.constant(rows, dtype=tf.string)
     assert [s.decode("utf-8") for s in tf_detokenize(ragged).numpy()] == got
+
+
+def test_indefinite_article_follows_the_first_sound():
+    from captioner.text.tokenizer import indefinite_article
+
+    cases = {"cat": "a", "espresso": "an", "egyptian": "an", "hourglass": "an", "honest": "an", "horse": "a",
+             "unicycle": "a", "uniform": "a", "umbrella": "an", "european": "a", "one": "a", "oystercatcher": "an",
+             "Hourglass": "an", "": "a"}
+    assert {w: indefinite_article(w) for w in cases} == cases
