@@ -2,9 +2,6 @@
 process, same outputs), running text cut into words, scripts, n-best lists."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -23,6 +20,7 @@ from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.seq2seq import Seq2Seq, join_tokens, text_tokens
 from captioner.text import Vocabulary
 from support.translit import generated_pairs
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,10 +86,7 @@ def test_char_model_learns_and_survives_save_load_in_fresh_process(trained, tmp_
         f"out = m.translate({words[:5]!r}, beam_size=4)\n"
         "print(json.dumps([[(t, round(s, 4)) for t, s in o.hypotheses] for o in out], ensure_ascii=False))\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    loaded = json.loads(fresh_python.last_line(code))
     assert [[t for t, _ in h] for h in loaded] == [[t for t, _ in h] for h in expected]
     np.testing.assert_allclose([[s for _, s in h] for h in loaded], [[s for _, s in h] for h in expected], atol=1e-3)
 

@@ -3,8 +3,6 @@ attention over the turns sums to 1 over the real turns only, and it survives sav
 a fresh process with the same responses."""
 
 import json
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -15,6 +13,7 @@ from captioner.errors import InputError
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
 from captioner.models.dialogue_responder import DialogueResponder
+from support import fresh_python
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +73,7 @@ def test_save_and_load_in_a_fresh_process_give_the_same_responses(trained, tmp_p
               "m = load_dialogue_responder(sys.argv[1])\n"
               "print(json.dumps([[r.text, r.hypotheses, r.turn_attention.tolist()] "
               "for r in m.respond([[tuple(t) for t in c] for c in json.loads(sys.argv[2])])]))\n")
-    out = subprocess.run([sys.executable, "-c", script, str(path), json.dumps(contexts)], capture_output=True,
-                         text=True, timeout=300, check=True)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = json.loads(fresh_python.last_line(script, path, json.dumps(contexts), timeout=300))
     for g, e in zip(got, expected):
         assert g[0] == e[0] and [h[0] for h in g[1]] == [h[0] for h in e[1]]
         np.testing.assert_allclose([h[1] for h in g[1]], [h[1] for h in e[1]], atol=1e-5)

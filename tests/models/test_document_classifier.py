@@ -4,8 +4,6 @@ fresh process with the same outputs."""
 
 import json
 import random
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -14,6 +12,7 @@ from support.han import TOPICS, make_text, tiny_classifier
 
 from captioner.errors import InputError
 from captioner.models.document_classifier import DocumentClassifier, load_document_classifier
+from support import fresh_python
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +83,7 @@ def test_save_and_load_in_a_fresh_process_give_the_same_outputs(trained, tmp_pat
         "m = load_document_classifier(sys.argv[1])\n"
         "print(json.dumps([r.to_json(digits=6) for r in m.classify(json.loads(sys.argv[2]))]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script, str(path), json.dumps(texts)], capture_output=True,
-                         text=True, timeout=300, check=True)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = json.loads(fresh_python.last_line(script, path, json.dumps(texts), timeout=300))
     assert [g["label"] for g in got] == [e["label"] for e in expected]
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g["sentence_weights"], e["sentence_weights"], atol=2e-6)

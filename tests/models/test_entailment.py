@@ -1,9 +1,6 @@
 """ESIM-lite entailment classifier: features, attention, save/load in a fresh process."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -14,6 +11,7 @@ from captioner.errors import InputError
 from captioner.models.entailment import (LABELS, EntailmentClassifier, EntailmentEnsemble, entail_tokens,
                                          pair_features)
 from captioner.text import Vocabulary
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
@@ -21,10 +19,7 @@ WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", 
 
 def _last_line_in_fresh_process(code):
     """Run `code` in a new Python process (this checkout on its path); its last stdout line."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout.strip().splitlines()[-1]
+    return fresh_python.last_line(code)
 
 
 def _model(seed=0, **kw):

@@ -2,8 +2,6 @@
 state carried across windows, sampling through the one Generator, save -> reload -> same."""
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -14,6 +12,7 @@ import captioner  # noqa: F401
 from captioner.errors import InputError
 from captioner.models.language_model import LanguageModel, bits_per_token, perplexity
 from captioner.text.ngram_lm import KneserNeyLM, add_one_unigram_nll, compare_baselines
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
@@ -138,13 +137,9 @@ def test_train_save_reload_in_a_fresh_process(tmp_path):
     code = ("import captioner, keras, json, sys; m = keras.models.load_model(sys.argv[1]); "
             "print(json.dumps([m.generate('the ', length=20, temperature=0.8, top_k=5, seed=2)[0], "
             "m.evaluate_text(open(sys.argv[2], encoding='utf-8').read())['perplexity']]))")
-    res = subprocess.run([sys.executable, "-c", code, str(out), str(dev)], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-                         timeout=300)
-    assert res.returncode == 0, res.stderr[-2000:]
     import json
 
-    fresh_sample, fresh_ppl = json.loads(res.stdout.strip().splitlines()[-1])
+    fresh_sample, fresh_ppl = json.loads(fresh_python.last_line(code, out, dev, timeout=300))
     assert fresh_sample == sample
     assert fresh_ppl == pytest.approx(ppl, rel=1e-6)
     from captioner.model_card import ModelCard

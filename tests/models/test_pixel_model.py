@@ -3,10 +3,7 @@ Keras API, the bundled files' configs read and written with the same keys, an Im
 save -> load in a fresh process, the float32 inference copy."""
 
 import json
-import os
 import pathlib
-import subprocess
-import sys
 import warnings
 import zipfile
 
@@ -23,6 +20,7 @@ from captioner.models.video_classifier import VideoClassifier
 from captioner.models.vqa_model import VQAModel
 from captioner.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 from support.backbones import tiny_backbone  # 32x32 -> (4, 4, 12)
+from support import fresh_python
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MODELS = REPO / "assets" / "models"
@@ -112,10 +110,7 @@ def test_image_captioner_save_load_in_a_fresh_process_gives_the_same_captions(tm
             f"caps = m.caption(list(np.load({str(arrays)!r})))\n"
             "print(json.dumps([type(m).__name__, m.grid_shape, m.input_size, m.training_config,"
             " [(c.text, round(c.score, 5), c.attention.shape) for c in caps]]))\n")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    name, grid, size, training_config, got = json.loads(proc.stdout.strip().splitlines()[-1])
+    name, grid, size, training_config, got = json.loads(fresh_python.last_line(code, timeout=600))
     assert (name, grid, size, training_config) == ("ImageCaptioner", [4, 4], [32, 32], {"seed": 0})
     assert [(t, s, tuple(a)) for t, s, a in got] == expected
 

@@ -3,9 +3,6 @@ hypotheses in `translate`, lives in the model's config (saved, loaded in a fresh
 mode, same outputs), and models without one behave exactly as before."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -17,6 +14,7 @@ from captioner.decoding.rescoring import LexiconRescorer
 from captioner.models.seq2seq import Seq2Seq
 from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
@@ -103,10 +101,7 @@ def test_save_load_in_a_fresh_process_in_safe_mode_gives_the_same_outputs(plain,
         "[[(t, round(s, 4)) for t, s in o.hypotheses] for o in out], "
         "'model': [[round(s, 4) for s in o.model_scores] for o in out]}, ensure_ascii=False))\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = json.loads(fresh_python.last_line(code))
     assert got["rescorer"] == json.loads(json.dumps(rescorer.get_config())) and got["beam"] == 5
     assert [[t for t, _ in h] for h in got["hyps"]] == [[t for t, _ in h] for h in _dump(want)]
     np.testing.assert_allclose([[s for _, s in h] for h in got["hyps"]], [[s for _, s in h] for h in _dump(want)],

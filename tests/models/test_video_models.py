@@ -1,9 +1,6 @@
 """Video models: masking, s0 = h_T, beam search over frames, save -> load in a fresh process."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -18,6 +15,7 @@ from captioner.models.video_classifier import VideoClassifier
 from captioner.models.video_classifier_model import VideoClassifierModel
 from captioner.text import Vocabulary
 from support.backbones import tiny_backbone
+from support import fresh_python
 
 N, D = 5, 12
 # a stand-in for EfficientNet: pixels (B, 32, 32, 3) -> {"grid" (B, 4, 4, 6), "pooled" (B, 6)}
@@ -148,10 +146,7 @@ def _fresh_process_outputs(paths, frames, mask, tmp_path):
             result[path] = {{k: np.asarray(v).tolist() for k, v in out.items()}}
         print(json.dumps(result))
     """)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(fresh_python.last_line(script))
 
 
 def test_video_models_save_load_in_a_fresh_process_give_same_outputs(tmp_path):

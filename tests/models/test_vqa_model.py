@@ -1,7 +1,4 @@
 import json
-import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -15,6 +12,7 @@ from captioner.models.vqa_classifier import VQAClassifier
 from captioner.models.vqa_model import VQAModel
 from captioner.text.vocabulary import Vocabulary
 from support.backbones import tiny_backbone
+from support import fresh_python
 
 WORDS = ["what", "color", "is", "the", "shape", "there", "a", "red", "blue", "circle"]
 ANSWERS = ["red", "blue", "yes", "no"]
@@ -52,11 +50,7 @@ def test_save_load_in_a_fresh_process_gives_the_same_answers(tmp_path, kind):
     expected = [model.answer(str(image), q, top_k=4) for q in questions]
     path = tmp_path / "vqa.keras"
     model.save(path)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, "-c", LOAD_AND_ANSWER, str(path), str(image), json.dumps(questions)],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = json.loads(fresh_python.last_line(LOAD_AND_ANSWER, path, image, json.dumps(questions), timeout=300))
     for r, g in zip(expected, got):
         assert [a for a, _ in r.top_k] == [a for a, _ in g["top_k"]]
         np.testing.assert_allclose([p for _, p in r.top_k], [p for _, p in g["top_k"]], atol=1e-5)

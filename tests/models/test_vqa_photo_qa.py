@@ -3,9 +3,6 @@ generated photos with a tiny backbone: the attention and the question-only (blin
 train, save, reload in a fresh process with the same outputs, and carry the "don't know" rule."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -17,6 +14,7 @@ from captioner.cli import main
 
 from support.backbones import tiny_get_backbone
 from support.vqa import photos_and_rows
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,10 +57,7 @@ def test_train_save_reload_same_outputs(tmp_path, monkeypatch, kind):
     code = ("import sys, json, captioner, keras; m = keras.models.load_model(sys.argv[1]); "
             "r = m.answer_batch([sys.argv[2]] * 3, json.loads(sys.argv[3])); "
             "print(json.dumps([[x.answer, x.probability, x.known] for x in r]))")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    out = subprocess.run([sys.executable, "-c", code, str(model_out), image, json.dumps(questions)],
-                         capture_output=True, text=True, env=env, timeout=300)
-    fresh = json.loads(out.stdout.strip().splitlines()[-1])
+    fresh = json.loads(fresh_python.last_line(code, model_out, image, json.dumps(questions), timeout=300))
     for (answer, prob, known), r in zip(fresh, results):
         assert answer == r.answer and known == r.known and prob == pytest.approx(r.probability, abs=1e-5)
 

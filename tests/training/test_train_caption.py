@@ -12,6 +12,7 @@ import pytest
 
 from captioner.cli import main
 from support.training import TINY_CAPTION, train_caption
+from support import fresh_python
 
 
 @pytest.fixture(scope="session")
@@ -65,10 +66,7 @@ def test_saved_model_loads_in_a_fresh_process_with_same_captions(trained, shapes
         m = keras.models.load_model({str(model_path)!r})  # safe_mode stays on
         print(json.dumps([c.text for c in m.caption({images!r})]))
     """)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+    assert json.loads(fresh_python.last_line(script)) == here
 
 
 def test_caption_api_returns_attention_per_word(trained, shapes_flickr8k):

@@ -2,8 +2,6 @@
 copy positions, a few training steps, save, reload in a fresh process, same headlines."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import keras
@@ -12,6 +10,7 @@ import pytest
 import captioner  # noqa: F401
 from captioner.cli import main
 from captioner.training.translation_data import shared_word_positions
+from support import fresh_python
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ["smith", "jones", "brown", "taylor", "wilson", "davies", "evans", "thomas", "roberts", "walker"]
@@ -67,11 +66,7 @@ def test_train_summarize_save_reload_same_headlines(tmp_path, pointer):
     here = [t.text for t in model.translate(docs)]
     code = ("import json, sys, keras, captioner; m = keras.models.load_model(sys.argv[1]); "
             "print(json.dumps([t.text for t in m.translate(json.loads(sys.argv[2]))]))")
-    res = subprocess.run([sys.executable, "-c", code, str(out / "model.keras"), json.dumps(docs)],
-                         capture_output=True, text=True, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"},
-                         timeout=300)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert json.loads(res.stdout.strip().splitlines()[-1]) == here
+    assert json.loads(fresh_python.last_line(code, out / "model.keras", json.dumps(docs), timeout=300)) == here
 
 
 def test_train_summarize_refuses_bad_options(tmp_path, capsys):
