@@ -378,23 +378,28 @@ def test_video_page_activity_label_of_samples_and_an_uploaded_gif(bundled_env):
     assert at.image[0].captions[0] == "my clip.gif"  # a GIF is shown as itself
 
 
-@needs("shapes_video_classify.keras")
-@pytest.mark.parametrize("name,data,message", [
+BROKEN_VIDEOS = [
     ("notes.mp4", b"these are my notes, not a video\n" * 20, "cannot open as a video"),
     ("empty.avi", b"", "is empty"),
     ("huge.webm", b"\x1a\x45\xdf\xa3" + b"\x00" * (20 * 2**20), "up to 20 MB"),
     # issue 23: an HLS playlist naming a file on the server is refused by its bytes, never followed
     ("evil.m3u8", f"#EXTM3U\n#EXTINF:1.0,\nfile://{SAMPLES / 'video' / 'shapes' / 'a_blue_square_grows.webm'}\n"
                   "#EXT-X-ENDLIST\n".encode(), "not a video container"),
-])
-def test_video_page_broken_upload_shows_an_error(bundled_env, name, data, message):
+]
+
+
+@needs("shapes_video_classify.keras")
+def test_video_page_broken_uploads_show_an_error(bundled_env):
+    """Each broken upload in turn on one page (the page's default clip is captioned once): one
+    error naming the file and what is wrong, no result of the previous upload left."""
     at = open_page("task_pages/video.py")
     at.radio(key="video_model").set_value(common.MODELS["video_classify_shapes"]).run()
-    at.file_uploader[0].set_value((name, data, "video/mp4")).run()
-    assert not at.exception, [e.message for e in at.exception]
-    errors = [e.value for e in at.error]
-    assert len(errors) == 1 and name in errors[0] and message in errors[0], errors
-    assert not headings(at) and not at.image
+    for name, data, message in BROKEN_VIDEOS:
+        at.file_uploader[0].set_value((name, data, "video/mp4")).run()
+        assert not at.exception, [e.message for e in at.exception]
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and name in errors[0] and message in errors[0], (name, errors)
+        assert not headings(at) and not at.image, name
 
 
 # ----------------------------------------------------------------------------- Transliterate

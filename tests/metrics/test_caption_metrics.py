@@ -170,41 +170,32 @@ def test_coco_meteor_is_repeatable_and_leaves_no_process(coco_result, own_meteor
 
 
 @needs_java
-def test_a_meteor_session_shares_one_process_and_closes_it(coco_result, own_meteor, meteor_starts):
+def test_a_meteor_session_shares_one_process_restarts_a_dead_one_and_closes_it(coco_result, own_meteor,
+                                                                               meteor_starts):
+    """One session's life in one test (each METEOR start costs a JVM, ~5 s): calls share its
+    process, nested sessions use the outer one, a process that died is named by the call that finds
+    it and replaced by the next, and an exception closes the session and its process."""
     half = dict(list(HYPOTHESES.items())[:4])
-    with meteor_session():
+    with pytest.raises(RuntimeError, match="stop"), meteor_session():
         first = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
         with meteor_session():  # nested: the outer block's process
             second = evaluate_captions(REFERENCES, half, tool="coco")
         assert evaluate_captions(REFERENCES, HYPOTHESES, tool="coco", meteor=False)["METEOR"] is None
         third = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
         assert len(meteor_starts) == 1 and set(_child_pids()) > own_meteor
-    assert set(_child_pids()) <= own_meteor
-    alone = evaluate_captions(REFERENCES, half, tool="coco")  # no session: a process of its own
-    assert len(meteor_starts) == 2
-    assert first["METEOR"] == pytest.approx(coco_result["METEOR"]) == pytest.approx(third["METEOR"])
-    assert second["METEOR"] == pytest.approx(alone["METEOR"]) != pytest.approx(first["METEOR"])
-
-
-@needs_java
-def test_a_meteor_session_restarts_a_process_that_died(coco_result, own_meteor, meteor_starts):
-    with meteor_session():
-        evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
         meteor_starts[0]._proc.kill()
         meteor_starts[0]._proc.wait()
         with pytest.raises(CaptionerError, match="METEOR"):  # the call that finds it dead says so
             evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
         again = evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")  # and the next starts a new one
-    assert len(meteor_starts) == 2 and again["METEOR"] == pytest.approx(coco_result["METEOR"])
-    assert set(_child_pids()) <= own_meteor
-
-
-@needs_java
-def test_a_meteor_session_closes_its_process_on_an_exception(own_meteor):
-    with pytest.raises(RuntimeError, match="stop"), meteor_session():
-        evaluate_captions(REFERENCES, HYPOTHESES, tool="coco")
+        assert len(meteor_starts) == 2
         raise RuntimeError("stop")
     assert set(_child_pids()) <= own_meteor and caption_metrics._session is None
+    alone = evaluate_captions(REFERENCES, half, tool="coco")  # no session: a process of its own
+    assert len(meteor_starts) == 3 and set(_child_pids()) <= own_meteor
+    assert first["METEOR"] == pytest.approx(coco_result["METEOR"]) == pytest.approx(third["METEOR"])
+    assert again["METEOR"] == pytest.approx(coco_result["METEOR"])
+    assert second["METEOR"] == pytest.approx(alone["METEOR"]) != pytest.approx(first["METEOR"])
 
 
 @needs_java
