@@ -8,7 +8,6 @@ bundled Multi30k translator.
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from captioner.export.saved_model import export_saved_model
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
 from captioner.text.vocabulary import UNK_ID
+from support import fresh_python
 from support.tiny_captioner import build_tiny_captioner, make_images
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def tiny(tmp_path_factory):
     return model, str(root / "saved"), good
 
 
-# Prepended to the scripts: captioner is not in sys.modules, and importing it fails
+# The prelude of the helper process: captioner is not in sys.modules, and importing it fails
 GUARD = """
 import importlib.abc, sys
 assert 'captioner' not in sys.modules
@@ -50,15 +50,21 @@ sys.meta_path.insert(0, _NoCaptioner())
 """
 
 
+# one process for this file's checks (support.fresh_python): started with captioner blocked, off
+# this checkout's path and outside it, so a SavedModel that needed captioner fails its job there
+WITHOUT_CAPTIONER = fresh_python.Helper(prelude=GUARD, env={"PYTHONPATH": None}, cwd="/")
+
+
 def _fresh_process(script, *args):
-    """Run `script` with `python -c` in a process where captioner cannot be imported; its JSON stdout."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    done = "\nassert 'captioner' not in sys.modules, 'the SavedModel imported captioner'\n"
-    result = subprocess.run([sys.executable, "-c", GUARD + script + done, *args], capture_output=True,
-                            text=True, env=env, cwd="/", timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    """Run `script` as `python -c` would in a process where captioner cannot be imported; its JSON stdout."""
+    done = "\nimport sys\nassert 'captioner' not in sys.modules, 'the SavedModel imported captioner'\n"
+    return json.loads(WITHOUT_CAPTIONER.last_line(script + done, *args, timeout=600))
+
+
+def test_the_checks_process_cannot_import_captioner():
+    blocked = WITHOUT_CAPTIONER.run("import captioner")
+    assert blocked.returncode == 1 and "captioner is blocked in this process" in blocked.stderr
+    assert WITHOUT_CAPTIONER.last_line("import os, sys; print(os.getcwd(), 'PYTHONPATH' in os.environ)") == "/ False"
 
 
 CAPTION_SCRIPT = """

@@ -12,7 +12,8 @@ device configuration before start-up, "--help imports no TensorFlow", a SavedMod
 captioner importable) keep `subprocess.run`.
 
 One helper per pytest process (each xdist worker has its own), started on first use and closed
-at exit. Each job runs in new globals with `sys.argv` set as for `-c`; its stdout and stderr are
+at exit; a check that needs another kind of process (captioner blocked, say) makes its own
+`Helper(prelude=...)`. Each job runs in new globals with `sys.argv` set as for `-c`; its stdout and stderr are
 captured as text; `SystemExit` gives the return code; an uncaught exception gives 1 and its
 traceback in stderr. A job past its timeout or a helper that died returns -9 and the next job
 starts a new helper.
@@ -36,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 # that whatever a library writes to the C-level stdout cannot corrupt a reply
 SERVER = r"""
 import contextlib, gc, io, json, os, sys, traceback
+exec(sys.argv[1])  # the helper's prelude
 reply = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)
 here = os.getcwd()
@@ -72,16 +74,23 @@ class Result:
     stderr: str
 
 
-class _Helper:
-    def __init__(self):
+class Helper:
+    """A helper process: `prelude` runs once at its start (before any job), `env` is added to the
+    tests' environment (a None value removes the variable), jobs run in `cwd` unless they say."""
+
+    def __init__(self, prelude: str = "", env: dict | None = None, cwd=REPO):
+        self.prelude, self.cwd = prelude, cwd
+        self.env = {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(REPO), **(env or {})}
         self.proc = None
         self.log = None
+        atexit.register(self.close)
 
     def start(self):
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(REPO)}
+        env = {**os.environ, **self.env}
+        env = {k: v for k, v in env.items() if v is not None}
         self.log = tempfile.TemporaryFile("w+")  # the helper's own stderr (C-level logs)
-        self.proc = subprocess.Popen([sys.executable, "-u", "-c", SERVER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, cwd=REPO)
+        self.proc = subprocess.Popen([sys.executable, "-u", "-c", SERVER, self.prelude], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, cwd=self.cwd)
 
     def run(self, code: str, args, timeout: float, cwd) -> Result:
         if self.proc is None or self.proc.poll() is not None:
@@ -114,8 +123,14 @@ class _Helper:
             self.proc = None
 
 
-_HELPER = _Helper()
-atexit.register(_HELPER.close)
+    def last_line(self, code: str, *args, timeout: float = 900, cwd=None) -> str:
+        """The last stdout line of `code` run with `args`, after checking that it succeeded."""
+        result = self.run(code, args, timeout, cwd)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout.strip().splitlines()[-1]
+
+
+_HELPER = Helper()
 
 
 def run(code: str, *args, timeout: float = 900, cwd=None) -> Result:
@@ -125,6 +140,4 @@ def run(code: str, *args, timeout: float = 900, cwd=None) -> Result:
 
 def last_line(code: str, *args, timeout: float = 900, cwd=None) -> str:
     """The last stdout line of `run(code, *args)`, after checking that it succeeded."""
-    result = run(code, *args, timeout=timeout, cwd=cwd)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout.strip().splitlines()[-1]
+    return _HELPER.last_line(code, *args, timeout=timeout, cwd=cwd)
