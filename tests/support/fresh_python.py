@@ -92,7 +92,8 @@ class Helper:
         self.proc = subprocess.Popen([sys.executable, "-u", "-c", SERVER, self.prelude], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, cwd=self.cwd)
 
-    def run(self, code: str, args, timeout: float, cwd) -> Result:
+    def run(self, code: str, *args, timeout: float = 900, cwd=None) -> Result:
+        """Run `code` as `python -c code args...` would, in this helper."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         job = {"code": code, "argv": [str(a) for a in args], "cwd": None if cwd is None else str(cwd)}
@@ -125,7 +126,7 @@ class Helper:
 
     def last_line(self, code: str, *args, timeout: float = 900, cwd=None) -> str:
         """The last stdout line of `code` run with `args`, after checking that it succeeded."""
-        result = self.run(code, args, timeout, cwd)
+        result = self.run(code, *args, timeout=timeout, cwd=cwd)
         assert result.returncode == 0, result.stderr[-3000:]
         return result.stdout.strip().splitlines()[-1]
 
@@ -135,7 +136,7 @@ _HELPER = Helper()
 
 def run(code: str, *args, timeout: float = 900, cwd=None) -> Result:
     """Run `code` as `python -c code args...` would, in the suite's fresh-process helper."""
-    return _HELPER.run(code, args, timeout, cwd)
+    return _HELPER.run(code, *args, timeout=timeout, cwd=cwd)
 
 
 def last_line(code: str, *args, timeout: float = 900, cwd=None) -> str:
