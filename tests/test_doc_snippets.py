@@ -2,13 +2,12 @@
 tiny captioner exported where the snippet looks for it, the README's Python heredoc against the
 bundled captioner (slow). A renamed method or an undefined name in a snippet fails here."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support import fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,9 +21,8 @@ def python_blocks(path):
 
 
 def run(code, cwd):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=600)
+    """Run a snippet as `python -c` in `cwd`, in the suite's fresh-process helper (support.fresh_python)."""
+    result = fresh_python.run(code, cwd=cwd, timeout=600)
     assert result.returncode == 0, f"the snippet failed:\n{code}\n{result.stderr[-3000:]}"
     return result.stdout
 
