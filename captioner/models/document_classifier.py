@@ -40,6 +40,7 @@ from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
 from captioner.models.text_model import TextTaskModel
 from captioner.text.vocabulary import Vocabulary
+from captioner.models.compiled import compiled_method
 
 
 @dataclasses.dataclass
@@ -170,14 +171,13 @@ class DocumentClassifier(TextTaskModel, keras.Model):
                 ids[b, s, : len(row)] = row
         return ids
 
+    @compiled_method
+    def _predict_fn(self, x):
+        logits, sentence_alpha, word_alpha = self.attend(x, training=False)
+        return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
+
     def predict_attention(self, ids, batch_size=64):
         """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""
-        if not hasattr(self, "_predict_fn"):
-            @tf.function(reduce_retracing=True)
-            def fn(x):
-                logits, sentence_alpha, word_alpha = self.attend(x, training=False)
-                return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
-            self._predict_fn = fn
         outs = [self._predict_fn(tf.convert_to_tensor(ids[i:i + batch_size]))
                 for i in range(0, len(ids), batch_size)]
         if not outs:

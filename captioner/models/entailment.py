@@ -46,6 +46,7 @@ from captioner.text.vocabulary import Vocabulary
 from captioner.text.wordnet import (
     NUM_LEXICON_FEATURES, RELATIONS, WordRelations, lexicon_features,
 )
+from captioner.models.compiled import compiled_method
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never", "nowhere", "neither",
@@ -110,13 +111,12 @@ class _TextPairAPI(TextTaskModel):
                 if pt else np.zeros((0, wp, wh, len(RELATIONS)), np.uint8)
         return x
 
+    @compiled_method
+    def _predict_fn(self, x):
+        logits, attention = self(x, training=False, return_attention=True)
+        return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
+
     def predict_proba(self, inputs):
-        if not hasattr(self, "_predict_fn"):
-            @tf.function(reduce_retracing=True)
-            def fn(x):
-                logits, attention = self(x, training=False, return_attention=True)
-                return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
-            self._predict_fn = fn
         probs, attention = self._predict_fn({k: tf.convert_to_tensor(v) for k, v in inputs.items()})
         return probs.numpy(), attention.numpy()
 

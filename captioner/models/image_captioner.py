@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from captioner.models.caption_decoder_model import CaptionDecoderModel  # noqa: F401  (registered)
 from captioner.models.pixel_model import CaptionSearch, PixelModel, deserialize
+from captioner.models.compiled import compiled_method
 
 
 @dataclasses.dataclass
@@ -46,7 +47,8 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         self.decoder = deserialize(decoder)
         self.feature = self.decoder.feature
         self.set_search_defaults(beam_size, alpha, max_length)
-        self._encode_fn = None
+
+    _encode_fn = compiled_method(lambda self, pixels: self.features(pixels))  # (B, H, W, 3) -> annotations
 
     def call(self, pixels, beam_size=None, alpha=None, max_length=None):
         return self.decoder._generate(self.features(pixels), *self.search_options(beam_size, alpha, max_length))
@@ -61,8 +63,6 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         `generate` is `encode` then `generate_from_features`; a batch job calls the two
         itself, so that the backbone runs on one batch while the beam search decodes the
         previous one."""
-        if self._encode_fn is None:
-            self._encode_fn = tf.function(self.features, reduce_retracing=True)
         return self._encode_fn(tf.convert_to_tensor(pixels))
 
     def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None, objects=False):

@@ -46,6 +46,7 @@ from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
+from captioner.models.compiled import compiled_method
 
 LEVELS = ("char", "word")
 
@@ -94,7 +95,6 @@ class LanguageModel(TextTaskModel, keras.Model):
         banned = (PAD_ID, START_ID, UNK_ID) + ((END_ID,) if level == "char" else ())
         self.generator = Generator(self.decoder, self.encode, banned_ids=banned,
                                    end_id=None if level == "char" else END_ID)
-        self._window_fn = None
         self._ids = {t: i for i, t in enumerate(self.vocabulary.tokens)}
 
     # -- the network -----------------------------------------------------------------
@@ -171,20 +171,18 @@ class LanguageModel(TextTaskModel, keras.Model):
         return texts
 
     # -- likelihood ------------------------------------------------------------------
-    def _window(self):
-        if self._window_fn is None:
-            ints = tf.TensorSpec((None, None), tf.int32)
-            floats = tf.TensorSpec((None, self.units), self.state_dtype)  # the carried state
+    def _window_signature(self):
+        ints = tf.TensorSpec((None, None), tf.int32)
+        floats = tf.TensorSpec((None, self.units), self.state_dtype)  # the carried state
+        return [ints, ints, floats, floats]
 
-            @tf.function(input_signature=[ints, ints, floats, floats], reduce_retracing=True)
-            def window(inputs, targets, h, c):
-                logits, state = self(inputs, initial_state={"h": h, "c": c}, return_state=True)
-                nll = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, tf.cast(logits, tf.float32))  # (B, T)
-                nll = nll * tf.cast(targets != PAD_ID, tf.float32)
-                return tf.reduce_sum(nll, axis=1), state["h"], state["c"]
-
-            self._window_fn = window
-        return self._window_fn
+    @compiled_method(input_signature=_window_signature)
+    def _window(self, inputs, targets, h, c):
+        """Summed NLL (B,) of one window of ids from the carried state, and the state after it."""
+        logits, state = self(inputs, initial_state={"h": h, "c": c}, return_state=True)
+        nll = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, tf.cast(logits, tf.float32))  # (B, T)
+        nll = nll * tf.cast(targets != PAD_ID, tf.float32)
+        return tf.reduce_sum(nll, axis=1), state["h"], state["c"]
 
     def log_likelihood(self, streams, batch_size=64, window=None, progress=None):
         """Negative log-likelihood (nats) of id sequences, each read from a zero state with its
@@ -196,7 +194,7 @@ class LanguageModel(TextTaskModel, keras.Model):
         nll = np.zeros(len(streams), np.float64)
         counts = np.array([max(len(s) - 1, 0) for s in streams], np.int64)
         order = sorted(range(len(streams)), key=lambda i: len(streams[i]))  # similar lengths together
-        fn = self._window()
+        fn = self._window
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             width = max(len(streams[i]) for i in idx)

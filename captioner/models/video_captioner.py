@@ -20,6 +20,7 @@ from captioner.models.pixel_model import CaptionSearch, PixelModel, deserialize
 from captioner.models.video_caption_model import VideoCaptionModel  # noqa: F401  (registered)
 from captioner.models.video_pipeline import FrameFeaturesMixin, VideoCaption
 from captioner.text.tokenizer import detokenize
+from captioner.models.compiled import compiled_method
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -37,7 +38,8 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
         self.feature = self.model.feature
         self.set_sampling(num_frames, sample_fps)
         self.set_search_defaults(beam_size, alpha, max_length)
-        self._features_fn = None
+
+    _features_fn = compiled_method(lambda self, frames, mask: self.frame_features(frames, mask))
 
     def call(self, inputs, beam_size=None, alpha=None, max_length=None):
         mask = tf.cast(inputs["mask"], tf.bool)
@@ -51,8 +53,6 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
         objects=True: the backbone's ImageNet head tags each clip (on its frames' mean pooled
         features), confident tags of novel classes steer the search as they do the image
         captioner's (`captioner.tagging`), and the output gains "objects": [[Tag]] per clip."""
-        if self._features_fn is None:
-            self._features_fn = tf.function(self.frame_features, reduce_retracing=True)
         mask = tf.convert_to_tensor(mask, tf.bool)
         features = self._features_fn(tf.convert_to_tensor(frames), mask)  # (B, N, D) or (B, N, R, C)
         tags, steering = None, {}

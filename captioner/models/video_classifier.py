@@ -14,6 +14,7 @@ import tensorflow as tf
 from captioner.models.pixel_model import PixelModel, deserialize
 from captioner.models.video_classifier_model import VideoClassifierModel  # noqa: F401  (registered)
 from captioner.models.video_pipeline import FrameFeaturesMixin, VideoLabel
+from captioner.models.compiled import compiled_method
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -27,7 +28,6 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
             raise ValueError(f"{len(self.class_names)} class names for a {self.model.num_classes}-way classifier")
         self.set_sampling(num_frames, sample_fps)
         self.feature = self.model.feature
-        self._fn = None
 
     def call(self, inputs):
         mask = tf.cast(inputs["mask"], tf.bool)
@@ -36,9 +36,9 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
         return {"probabilities": tf.nn.softmax(logits, -1),  # (B, K)
                 "frame_probabilities": tf.nn.softmax(frame_logits, -1)}  # (B, N, K)
 
+    _fn = compiled_method(lambda self, frames, mask: self.call({"frames": frames, "mask": mask}))
+
     def predict_frames(self, frames, mask):
-        if self._fn is None:
-            self._fn = tf.function(lambda f, m: self.call({"frames": f, "mask": m}), reduce_retracing=True)
         out = self._fn(tf.convert_to_tensor(frames), tf.convert_to_tensor(mask, tf.bool))
         return {k: v.numpy() for k, v in out.items()}
 

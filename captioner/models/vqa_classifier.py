@@ -46,6 +46,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.layers.stacked_attention import StackedAttention
+from captioner.models.compiled import compiled_method
 
 KINDS = {"attention": "grid", "baseline": "pooled", "blind": "pooled"}  # kind -> backbone feature it reads
 FUSIONS = ("sum", "product")
@@ -161,6 +162,9 @@ class VQAClassifier(keras.Model):
 
     def call(self, inputs, training=False):
         return self.forward(inputs, training=training)[0]
+
+    # the inference forward pass (logits, attention), compiled once per classifier
+    forward_inference = compiled_method(lambda self, inputs: self.forward(inputs, training=False))
 
     def set_reduction(self, mean, components):
         """Make the frozen reduction x -> (x - mean) @ components; components (C, reduce_dim)."""

@@ -37,6 +37,7 @@ from captioner.models.pixel_model import PixelModel, deserialize
 from captioner.models.vqa_classifier import VQAClassifier  # noqa: F401  (registered)
 from captioner.text.tokenizer import tf_tokenize, tokenize
 from captioner.text.vocabulary import PAD_ID, UNK, VocabularyLookup
+from captioner.models.compiled import compiled_method
 
 
 @dataclasses.dataclass
@@ -109,7 +110,6 @@ class VQAModel(PixelModel):
         self.min_probability = float(min_probability)
         self.question_starts = sorted({str(w) for w in (question_starts or [])})
         self.lookup = VocabularyLookup(list(self.vocabulary.tokens), name="question_lookup")
-        self._predict_fn = None
 
     # -- graph ------------------------------------------------------------------------
     def question_ids(self, question):
@@ -142,13 +142,12 @@ class VQAModel(PixelModel):
         seen = [w if w in self.vocabulary else UNK for w in words]
         return ids, seen, [w for w in words if w not in self.vocabulary]
 
+    @compiled_method
+    def _predict_fn(self, pixels, question, image_index):
+        return self({"pixels": pixels, "question": question, "image_index": image_index})
+
     def predict_ids(self, pixels, token_ids, image_index=None):
         """Compiled forward pass: pixels (N, H, W, 3), ids (B, T), image_index (B,) or None."""
-        if self._predict_fn is None:
-            @tf.function(reduce_retracing=True)
-            def fn(pixels, question, image_index):
-                return self({"pixels": pixels, "question": question, "image_index": image_index})
-            self._predict_fn = fn
         if image_index is None:
             image_index = np.arange(len(token_ids))
         out = self._predict_fn(tf.convert_to_tensor(pixels), tf.convert_to_tensor(token_ids, tf.int32),

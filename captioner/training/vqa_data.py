@@ -172,13 +172,9 @@ def predict(classifier, examples, features, batch_size=256):
     """Answer-class probabilities (N, A) and attention maps (N, hops, R) for every question."""
     import tensorflow as tf
 
-    fn = getattr(classifier, "_vqa_predict_fn", None)
-    if fn is None:
-        fn = tf.function(lambda x: classifier.forward(x, training=False), reduce_retracing=True)
-        classifier._vqa_predict_fn = fn
     probs, alphas = [None] * len(examples), [None] * len(examples)
     for idx in examples.image_batches(batch_size):
-        logits, att = fn(examples.batch_inputs(idx, features))
+        logits, att = classifier.forward_inference(examples.batch_inputs(idx, features))
         p = tf.nn.softmax(tf.cast(logits, tf.float32), -1).numpy()
         for k, j in enumerate(idx):
             probs[j], alphas[j] = p[k], att[k].numpy()
