@@ -2,7 +2,6 @@
 process, same outputs), running text cut into words, scripts, n-best lists."""
 
 import json
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -22,7 +21,6 @@ from captioner.text import Vocabulary
 from support.translit import generated_pairs
 from support import fresh_python
 
-REPO = Path(__file__).resolve().parents[2]
 
 CHARS = {"chars": True, "lower": True}
 NATIVE = {"chars": True, "lower": False}

@@ -1,7 +1,6 @@
 """ESIM-lite entailment classifier: features, attention, save/load in a fresh process."""
 
 import json
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -13,13 +12,7 @@ from captioner.models.entailment import (LABELS, EntailmentClassifier, Entailmen
 from captioner.text import Vocabulary
 from support import fresh_python
 
-REPO = Path(__file__).resolve().parents[2]
 WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
-
-
-def _last_line_in_fresh_process(code):
-    """Run `code` in a new Python process (this checkout on its path); its last stdout line."""
-    return fresh_python.last_line(code)
 
 
 def _model(seed=0, **kw):
@@ -94,7 +87,7 @@ def test_learns_negation_and_survives_save_load_in_fresh_process(tmp_path):
         f"m = keras.models.load_model({str(path)!r})\n"
         f"print(json.dumps([o.probabilities for o in m.entail({prem[:4]!r}, {hyp[:4]!r})]))\n"
     )
-    got = json.loads(_last_line_in_fresh_process(code))
+    got = json.loads(fresh_python.last_line(code))
     for g, e in zip(got, expected):
         np.testing.assert_allclose([g[k] for k in LABELS], [e[k] for k in LABELS], atol=1e-5)
 
@@ -136,7 +129,7 @@ def test_ensemble_averages_member_probabilities_and_attention_and_loads_in_fresh
         f"m = load_entailment({str(path)!r})\n"
         f"print(type(m).__name__, len(m.members), json.dumps([o.probabilities for o in m.entail({prem!r}, {hyp!r})]))\n"
     )
-    name, n, probs = _last_line_in_fresh_process(code).split(" ", 2)
+    name, n, probs = fresh_python.last_line(code).split(" ", 2)
     assert (name, n) == ("EntailmentEnsemble", "3")
     for g, o in zip(json.loads(probs), got):
         assert g == pytest.approx(o.probabilities, abs=1e-5)

@@ -2,7 +2,6 @@
 state carried across windows, sampling through the one Generator, save -> reload -> same."""
 
 import math
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -14,7 +13,6 @@ from captioner.models.language_model import LanguageModel, bits_per_token, perpl
 from captioner.text.ngram_lm import KneserNeyLM, add_one_unigram_nll, compare_baselines
 from support import fresh_python
 
-REPO = Path(__file__).resolve().parents[2]
 SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
 
 

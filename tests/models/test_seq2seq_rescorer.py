@@ -3,7 +3,6 @@ hypotheses in `translate`, lives in the model's config (saved, loaded in a fresh
 mode, same outputs), and models without one behave exactly as before."""
 
 import json
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -16,7 +15,6 @@ from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
 from support import fresh_python
 
-REPO = Path(__file__).resolve().parents[2]
 LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
 DEVANAGARI = tuple("अकगतनमरलसािीे्ं")
 WORDS = ["namaste", "ghar", "ja", "raha", "kal"]

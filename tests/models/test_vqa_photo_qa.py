@@ -3,7 +3,6 @@ generated photos with a tiny backbone: the attention and the question-only (blin
 train, save, reload in a fresh process with the same outputs, and carry the "don't know" rule."""
 
 import json
-from pathlib import Path
 
 import keras
 import pytest
@@ -15,8 +14,6 @@ from captioner.cli import main
 from support.backbones import tiny_get_backbone
 from support.vqa import photos_and_rows
 from support import fresh_python
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("kind", ["attention", "blind"])

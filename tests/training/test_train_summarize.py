@@ -2,7 +2,6 @@
 copy positions, a few training steps, save, reload in a fresh process, same headlines."""
 
 import json
-from pathlib import Path
 
 import keras
 import pytest
@@ -12,7 +11,6 @@ from captioner.cli import main
 from captioner.training.translation_data import shared_word_positions
 from support import fresh_python
 
-REPO = Path(__file__).resolve().parents[2]
 NAMES = ["smith", "jones", "brown", "taylor", "wilson", "davies", "evans", "thomas", "roberts", "walker"]
 TOPICS = {"business": "profits", "sport": "match", "politics": "election"}
 
