@@ -79,7 +79,7 @@ def main(argv=None):
             print(f"TFLite whole captioner (Flex ops): converted in {time.perf_counter() - started:.0f} s, "
                   f"{size / 1e6:.1f} MB", flush=True)
             whole = tflite.Runner(os.path.join(tmp, "captioner.tflite"), "captioner", num_threads=args.threads)
-            same = sum(model.beams(whole(x), 0)[0][0] == model.decode_outputs(model.generate(x))[0].text for x in pixels)
+            same = sum(model.beams(whole(x), 0)[0].text == model.decode_outputs(model.generate(x))[0].text for x in pixels)
             k = timed(lambda x: model.generate(x), pixels, args.repeats)
             t = timed(lambda x: whole(x), pixels, args.repeats)
             rows.append(("whole captioner, batch 1", k, t, "TFLite", f"captions equal {same}/{len(pixels)}"))

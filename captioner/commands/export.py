@@ -37,9 +37,9 @@ def load_exportable(path):
     import captioner.layers.image_preprocessing  # noqa: F401  (registers what saved backbones refer to)
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
-    from captioner.models.seq2seq import Seq2Seq
+    from captioner.models.seq2seq import Translator
 
-    return load_model_file(path, (ImageCaptioner, Seq2Seq), "an image captioner or a translator")
+    return load_model_file(path, (ImageCaptioner, Translator), "an image captioner or a translator")
 
 
 def run(args):

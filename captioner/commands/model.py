@@ -120,9 +120,9 @@ def _argv_after(args, tool):
 def _load(path):
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
-    from captioner.models.seq2seq import Seq2Seq
+    from captioner.models.seq2seq import Translator
 
-    return load_model_file(path, (ImageCaptioner, Seq2Seq), "an image captioner or a Seq2Seq model")
+    return load_model_file(path, (ImageCaptioner, Translator), "an image captioner or a Seq2Seq model")
 
 
 def build_ensemble(paths, combine="product", beam_size=None, alpha=None):

@@ -372,11 +372,11 @@ def subword_graph(model):
 def module_for(model):
     """The exportable tf.Module of a loaded captioner model; ValueError for a kind not exported."""
     from captioner.models.image_captioner import ImageCaptioner
-    from captioner.models.seq2seq import Seq2Seq
+    from captioner.models.seq2seq import Translator
 
     if isinstance(model, ImageCaptioner):
         return CaptionerModule(model)
-    if isinstance(model, Seq2Seq):
+    if isinstance(model, Translator):  # one Seq2Seq or an ensemble of them
         return TranslatorModule(model)
     raise ValueError(f"cannot export a {type(model).__name__}: image captioners (ImageCaptioner) and "
                      f"translators (Seq2Seq) are exported")

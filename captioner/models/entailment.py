@@ -38,8 +38,6 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
-from captioner.models.ensemble_members import check_members
-from captioner.models.shared_config import join_shared, split_shared
 from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import tokenize
 from captioner.text.vocabulary import Vocabulary
@@ -47,6 +45,7 @@ from captioner.text.wordnet import (
     NUM_LEXICON_FEATURES, RELATIONS, WordRelations, lexicon_features,
 )
 from captioner.models.compiled import compiled_method
+from captioner.models.ensemble import MemberEnsemble
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never", "nowhere", "neither",
@@ -250,23 +249,25 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class EntailmentEnsemble(_TextPairAPI, keras.Model):
-    """Classifiers trained apart (different seeds), one model: the probabilities are the mean of
-    the members' (the logits this returns are their log), the attention the mean of theirs.
-    All members must read the same vocabulary, length limit and features, so one `prepare`
-    serves them all."""
+class EntailmentEnsemble(MemberEnsemble, _TextPairAPI, keras.Model):
+    """Classifiers trained apart (different seeds), one model: the probabilities combine the
+    members' (`combine`: "mixture", their mean, by default; "product", their normalized geometric
+    mean; the logits this returns are the log of the result), the attention is the mean of
+    theirs. All members must read the same vocabulary, length limit and features, so one
+    `prepare` serves them all."""
 
-    # what every member reads alike: saved once in the ensemble's config ("shared"), not per member
-    SHARED = ("vocabulary", "lexicon", "relations")
+    member_class = EntailmentClassifier
+    what = "an entailment ensemble"
+    SHARED = ("vocabulary", "lexicon", "relations")  # what every member reads alike: saved once
+    default_combine = "mixture"
 
-    def __init__(self, members, training_config=None, shared=None, **kwargs):
+    def same_reading(self):
+        return {"vocabulary": lambda m: tuple(m.vocabulary.tokens), "max_length": lambda m: m.max_length,
+                "features": lambda m: m.num_features, "lexicon": lambda m: m.lexicon, "relations": lambda m: m.relations}
+
+    def __init__(self, members, combine=None, training_config=None, shared=None, **kwargs):
         super().__init__(**kwargs)
-        members = [m if isinstance(m, EntailmentClassifier) else keras.saving.deserialize_keras_object(
-            join_shared(m, shared)) for m in members]
-        members = check_members(members, EntailmentClassifier, {
-            "vocabulary": lambda m: tuple(m.vocabulary.tokens), "max_length": lambda m: m.max_length,
-            "features": lambda m: m.num_features, "lexicon": lambda m: m.lexicon, "relations": lambda m: m.relations})
-        self.members = members
+        self.take_members(members, shared, combine)
         self.training_config = training_config or {}
         self.built = True
 
@@ -279,15 +280,13 @@ class EntailmentEnsemble(_TextPairAPI, keras.Model):
 
     def call(self, inputs, training=False, return_attention=False):
         outs = [m(inputs, training=training, return_attention=True) for m in self.members]
-        probs = tf.add_n([tf.nn.softmax(tf.cast(logits, tf.float32)) for logits, _ in outs]) / len(outs)
-        logits = tf.math.log(tf.maximum(probs, 1e-12))
+        logits = self.combine_logits([x for x, _ in outs])
         if return_attention:
             return logits, tf.add_n([tf.cast(a, tf.float32) for _, a in outs]) / len(outs)
         return logits
 
     def get_config(self):
-        members, shared = split_shared([keras.saving.serialize_keras_object(m) for m in self.members], self.SHARED)
-        return {**super().get_config(), "members": members, "shared": shared, "training_config": self.training_config}
+        return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
 
 
 def _pool(v, mask):

@@ -107,7 +107,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
         for b in range(out["tokens"].shape[0]):
             hyps = self.beams(out, b)
-            words, text = hyps[0][2], hyps[0][0]
+            words, text = hyps[0].words, hyps[0].text
             steps = int(out["lengths"][b, 0])
             attention = out["attention"][b, 0, :steps].reshape(steps, gh, gw)
             # the tag word -> the class's own name where it alone is confident (the text only:
@@ -116,8 +116,8 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             if named != words:
                 text = detokenize(named)
             captions.append(Caption(
-                text=text, tokens=words, score=hyps[0][1], log_prob=float(out["log_probs"][b, 0]),
-                attention=attention, hypotheses=[(t, s) for t, s, _ in hyps], objects=objects,
+                text=text, tokens=words, score=hyps[0].score, log_prob=hyps[0].log_prob,
+                attention=attention, hypotheses=[(h.text, h.score) for h in hyps], objects=objects,
             ))
         return captions
 

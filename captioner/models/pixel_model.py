@@ -31,7 +31,7 @@ import tensorflow as tf
 
 import captioner.layers.image_preprocessing  # noqa: F401  (registers the layer backbones are saved with)
 from captioner.backbones.backbone import features_only, grid_shape_of, input_size_of
-from captioner.text.tokenizer import detokenize
+from captioner.decoding.hypotheses import beam_hypotheses
 from captioner.text.vocabulary import Vocabulary
 
 
@@ -332,12 +332,8 @@ class CaptionSearch:
 
 
     def beams(self, out, b):
-        """[(text, score, words)] of every beam of batch row `b`, best first."""
-        hyps = []
-        for k in range(out["tokens"].shape[1]):
-            words = self.vocabulary.decode(out["tokens"][b, k].tolist())
-            hyps.append((detokenize(words), float(out["scores"][b, k]), words))
-        return hyps
+        """Every beam of batch row `b` as `captioner.decoding.hypotheses.Hypothesis`, best first."""
+        return beam_hypotheses(out, b, self.vocabulary)
 
 
 def remove_bonus(out, bonus, alpha):

@@ -36,7 +36,8 @@ import tensorflow as tf
 
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.errors import check_model_settings
-from captioner.decoding.rescoring import rescore_nbest, rescorer_from_config
+from captioner.decoding.hypotheses import Hypothesis, rerank
+from captioner.decoding.rescoring import rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.text_model import TextTaskModel
@@ -148,12 +149,147 @@ def word_alignment(attention, source_groups, target_groups, finished):
     return np.stack(rows).astype(np.float32) if rows else cols[:0]
 
 
-@keras.saving.register_keras_serializable(package="captioner")
-class Seq2Seq(TextTaskModel, keras.Model):
-    """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
-    Inference: `generate(source ids)` (beam search) or `translate(strings)`."""
+class Translator(TextTaskModel, keras.Model):
+    """What a translation model offers, one network (`Seq2Seq`) or several decoded as one
+    (`Seq2SeqEnsemble`): text in, `Translation` out. A subclass sets the vocabularies, tokenizer
+    settings, ``kind``, ``max_source_length``, the decoding defaults, ``rescorer`` and the
+    ``generator`` (the one `Generator` over its decoder)."""
 
     model_kind = "a translation model"
+
+    def generate(self, source_ids, beam_size=None, alpha=None, max_length=None, no_repeat_ngram=None):
+        """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
+        `Generation` of NumPy arrays: tokens (B, K, L), scores, log_probs, lengths, finished
+        (B, K), attention (B, K, L, R)."""
+        out = self.generator(np.asarray(source_ids, np.int32),
+                             beam_size=self.beam_size if beam_size is None else beam_size,
+                             alpha=self.alpha if alpha is None else alpha,
+                             max_length=self.max_length if max_length is None else max_length,
+                             no_repeat_ngram=self.no_repeat_ngram if no_repeat_ngram is None else no_repeat_ngram)
+        return out.numpy()
+
+    # -- text in, text out -----------------------------------------------------------
+    def source_tokens(self, text: str) -> list[str]:
+        return text_tokens(text, self.source_tokenizer)
+
+    def target_tokens(self, text: str) -> list[str]:
+        return text_tokens(text, self.target_tokenizer)
+
+    def encode_sources(self, token_lists) -> np.ndarray:
+        """Token lists -> (B, S) int32 ids, 0-padded (no <start>/<end> on the source side)."""
+        return self.source_vocabulary.encode_batch([t[: self.max_source_length] for t in token_lists],
+                                                   add_start=False, add_end=False)
+
+    def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
+                  replace_unk=None, coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescore=True):
+        """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
+        sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses.
+
+        ``coverage_penalty`` (beta >= 0; default: the model's): re-rank the beam's finished
+        hypotheses by score + beta * sum_j log(min(sum_i a_ij, 1)) over the source words j, the
+        attention a_ij of output step i summed (GNMT, Wu et al. 2016): a hypothesis that never
+        attends to part of the source (a dropped phrase) loses. Attention models only.
+        ``no_repeat_ngram`` (n >= 0; default: the model's): no output repeats an n-gram.
+        ``copy_distinct`` (default: the model's): an <unk> copies the most attended source word
+        that the output does not hold yet (see :func:`captioner.decoding.hypothesis_words`).
+        ``rescore``: with the model's n-best rescorer (if it has one, see
+        :mod:`captioner.decoding.rescoring`), re-rank each beam's hypotheses by its combined score
+        (``Translation.model_scores`` keeps the model's own); False: the beam's ranking.
+        Summaries and headlines use the same method (a source text in, a headline out)."""
+        if isinstance(sentences, str):
+            raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
+        replace_unk = self.replace_unk if replace_unk is None else replace_unk
+        distinct = self.copy_distinct if copy_distinct is None else bool(copy_distinct)
+        beta = self.coverage_penalty if coverage_penalty is None else float(coverage_penalty)
+        if beta < 0 or not np.isfinite(beta):
+            raise ValueError(f"coverage_penalty must be a finite number >= 0, got {beta}")
+        toks = [self.source_tokens(s) for s in sentences]
+        results: list[Translation | None] = [None] * len(toks)
+        for i, t in enumerate(toks):
+            if not t:
+                results[i] = Translation("", [], [], float("-inf"), float("-inf"), None, [])
+        todo = sorted((i for i, t in enumerate(toks) if t), key=lambda i: len(toks[i]))  # similar lengths together
+        for start in range(0, len(todo), batch_size):
+            idx = todo[start:start + batch_size]
+            batch = [toks[i][: self.max_source_length] for i in idx]
+            out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length, no_repeat_ngram)
+            for b, i in enumerate(idx):
+                results[i] = self._decode_one(out, b, batch[b], replace_unk, distinct=distinct,
+                                              truncated=len(toks[i]) > self.max_source_length, beta=beta,
+                                              rescorer=self.rescorer if rescore else None, source=sentences[i])
+        return results
+
+    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False,
+                    rescorer=None, source=None):
+        n_src = len(source_tokens)
+        subword = bool(self.source_tokenizer.get("spm") or self.target_tokenizer.get("spm"))
+        if subword:  # the <unk> copy and the alignment work on source words made of pieces
+            src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
+            src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
+        truecase = None if subword else self.target_tokenizer.get("truecase")
+        if truecase:  # the source's words as written: a copied name keeps its capitals
+            cased_source = tokenize(source or "", lower=False,
+                                    keep_punct=self.source_tokenizer.get("keep_punct", True))[: self.max_source_length]
+        hyps = []
+        for k in range(out["tokens"].shape[1]):
+            if not np.isfinite(out["scores"][b, k]):
+                continue  # a dead beam (tiny vocabularies)
+            steps = int(out["lengths"][b, k])
+            attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
+            finished = bool(out["finished"][b, k])
+            coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
+            extra = {}
+            if subword:
+                words, replaced, extra = self._subword_words(out["tokens"][b, k], attn, source_tokens, src_groups,
+                                                             src_words, replace_unk, distinct, finished)
+                text = " ".join(w for w in words if w) if self.target_tokenizer.get("spm") else detokenize(words)
+            else:
+                words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
+                                                   source_tokens if replace_unk else None, distinct=distinct)
+                if truecase:
+                    words = apply_truecase(words, truecase, cased_source)
+                text = join_tokens(words, self.target_tokenizer)
+            hyps.append(Hypothesis(text, float(out["scores"][b, k]) + coverage, words, float(out["log_probs"][b, k]),
+                                   finished, extra.pop("attention", attn), replaced, coverage, extra))
+        hyps, model_scores = rerank(hyps, coverage=beta, rescorer=rescorer, source=source)
+        best = hyps[0]
+        src = src_words if subword else list(source_tokens)
+        return Translation(best.text, best.words, src, best.score, best.log_prob, best.attention,
+                           [(h.text, h.score) for h in hyps], best.replaced, truncated, best.finished, best.coverage,
+                           **best.extra, model_scores=model_scores)
+
+    def _subword_words(self, ids, attn, source_pieces, src_groups, src_words, replace_unk, distinct, finished):
+        """One hypothesis of a subword model -> (target words, <unk> replaced, Translation extras).
+
+        An <unk> output piece becomes the source WORD that its step attends to most, summing the
+        attention over each word's pieces, without the punctuation around it (`word_core`: what
+        `--copy-unk-rate` hides in training), and stands as a word of its own."""
+        pieces = self.target_vocabulary.decode(np.asarray(ids).tolist())
+        copied, replaced = pieces, 0
+        if replace_unk and attn is not None and src_words:
+            word_attn = np.stack([attn[:, g].sum(axis=1) for g in src_groups], axis=1)  # (steps, source words)
+            cores = [word_core(w) for w in src_words]  # a copy leaves the source word's punctuation behind
+            copied, replaced = hypothesis_words(self.target_vocabulary, ids, word_attn, cores, distinct=distinct)
+        marker = WORD_START if self.target_tokenizer.get("spm") else ""
+        pieces = [marker + c if p == UNK else p for p, c in zip(pieces, copied)]  # an <unk> is a word of its own
+        if self.target_tokenizer.get("spm"):
+            tgt_groups, words = word_groups(pieces), piece_words(pieces)
+        else:
+            tgt_groups, words = [[i] for i in range(len(pieces))], list(pieces)
+        extra = {"pieces": pieces, "source_pieces": list(source_pieces), "piece_attention": attn}
+        if attn is not None:
+            extra["attention"] = word_alignment(attn, src_groups, tgt_groups, finished)
+        return words, replaced, extra
+
+    def _rescorer_config(self) -> dict:
+        """{"rescorer": config} with one; {} without (the config of a model of before, unchanged)."""
+        return {"rescorer": self.rescorer.get_config()} if self.rescorer is not None else {}
+
+
+@keras.saving.register_keras_serializable(package="captioner")
+class Seq2Seq(Translator):
+    """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
+    Inference: `generate(source ids)` (beam search) or `translate(strings)` (`Translator`)."""
 
     def __init__(self, source_vocabulary, target_vocabulary, kind="attention", embedding_dim=256,
                  units=256, attention_units=256, encoder_cell=None, decoder_cell=None,
@@ -267,135 +403,6 @@ class Seq2Seq(TextTaskModel, keras.Model):
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
-    def generate(self, source_ids, beam_size=None, alpha=None, max_length=None, no_repeat_ngram=None):
-        """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
-        `Generation` of NumPy arrays: tokens (B, K, L), scores, log_probs, lengths, finished
-        (B, K), attention (B, K, L, R)."""
-        out = self.generator(np.asarray(source_ids, np.int32),
-                             beam_size=self.beam_size if beam_size is None else beam_size,
-                             alpha=self.alpha if alpha is None else alpha,
-                             max_length=self.max_length if max_length is None else max_length,
-                             no_repeat_ngram=self.no_repeat_ngram if no_repeat_ngram is None else no_repeat_ngram)
-        return out.numpy()
-
-    # -- text in, text out -----------------------------------------------------------
-    def source_tokens(self, text: str) -> list[str]:
-        return text_tokens(text, self.source_tokenizer)
-
-    def target_tokens(self, text: str) -> list[str]:
-        return text_tokens(text, self.target_tokenizer)
-
-    def encode_sources(self, token_lists) -> np.ndarray:
-        """Token lists -> (B, S) int32 ids, 0-padded (no <start>/<end> on the source side)."""
-        return self.source_vocabulary.encode_batch([t[: self.max_source_length] for t in token_lists],
-                                                   add_start=False, add_end=False)
-
-    def translate(self, sentences, beam_size=None, alpha=None, max_length=None, batch_size=64,
-                  replace_unk=None, coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescore=True):
-        """Translate raw strings. Returns one `Translation` per sentence, in order; an empty
-        sentence (no tokens) gives ``Translation(text="", ...)`` with no hypotheses.
-
-        ``coverage_penalty`` (beta >= 0; default: the model's): re-rank the beam's finished
-        hypotheses by score + beta * sum_j log(min(sum_i a_ij, 1)) over the source words j, the
-        attention a_ij of output step i summed (GNMT, Wu et al. 2016): a hypothesis that never
-        attends to part of the source (a dropped phrase) loses. Attention models only.
-        ``no_repeat_ngram`` (n >= 0; default: the model's): no output repeats an n-gram.
-        ``copy_distinct`` (default: the model's): an <unk> copies the most attended source word
-        that the output does not hold yet (see :func:`captioner.decoding.hypothesis_words`).
-        ``rescore``: with the model's n-best rescorer (if it has one, see
-        :mod:`captioner.decoding.rescoring`), re-rank each beam's hypotheses by its combined score
-        (``Translation.model_scores`` keeps the model's own); False: the beam's ranking.
-        Summaries and headlines use the same method (a source text in, a headline out)."""
-        if isinstance(sentences, str):
-            raise TypeError("translate() takes a list of sentences; wrap a single string in a list")
-        replace_unk = self.replace_unk if replace_unk is None else replace_unk
-        distinct = self.copy_distinct if copy_distinct is None else bool(copy_distinct)
-        beta = self.coverage_penalty if coverage_penalty is None else float(coverage_penalty)
-        if beta < 0 or not np.isfinite(beta):
-            raise ValueError(f"coverage_penalty must be a finite number >= 0, got {beta}")
-        toks = [self.source_tokens(s) for s in sentences]
-        results: list[Translation | None] = [None] * len(toks)
-        for i, t in enumerate(toks):
-            if not t:
-                results[i] = Translation("", [], [], float("-inf"), float("-inf"), None, [])
-        todo = sorted((i for i, t in enumerate(toks) if t), key=lambda i: len(toks[i]))  # similar lengths together
-        for start in range(0, len(todo), batch_size):
-            idx = todo[start:start + batch_size]
-            batch = [toks[i][: self.max_source_length] for i in idx]
-            out = self.generate(self.encode_sources(batch), beam_size, alpha, max_length, no_repeat_ngram)
-            for b, i in enumerate(idx):
-                results[i] = self._decode_one(out, b, batch[b], replace_unk, distinct=distinct,
-                                              truncated=len(toks[i]) > self.max_source_length, beta=beta,
-                                              rescorer=self.rescorer if rescore else None, source=sentences[i])
-        return results
-
-    def _decode_one(self, out, b, source_tokens, replace_unk, truncated=False, beta=0.0, distinct=False,
-                    rescorer=None, source=None):
-        n_src = len(source_tokens)
-        subword = bool(self.source_tokenizer.get("spm") or self.target_tokenizer.get("spm"))
-        if subword:  # the <unk> copy and the alignment work on source words made of pieces
-            src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
-            src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
-        truecase = None if subword else self.target_tokenizer.get("truecase")
-        if truecase:  # the source's words as written: a copied name keeps its capitals
-            cased_source = tokenize(source or "", lower=False,
-                                    keep_punct=self.source_tokenizer.get("keep_punct", True))[: self.max_source_length]
-        hyps = []
-        for k in range(out["tokens"].shape[1]):
-            if not np.isfinite(out["scores"][b, k]):
-                continue  # a dead beam (tiny vocabularies)
-            steps = int(out["lengths"][b, k])
-            attn = out["attention"][b, k, :steps, :n_src] if self.kind == "attention" else None
-            finished = bool(out["finished"][b, k])
-            coverage = coverage_penalty(attn, beta) if beta and attn is not None else 0.0
-            extra = {}
-            if subword:
-                words, replaced, extra = self._subword_words(out["tokens"][b, k], attn, source_tokens, src_groups,
-                                                             src_words, replace_unk, distinct, finished)
-                text = " ".join(w for w in words if w) if self.target_tokenizer.get("spm") else detokenize(words)
-            else:
-                words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
-                                                   source_tokens if replace_unk else None, distinct=distinct)
-                if truecase:
-                    words = apply_truecase(words, truecase, cased_source)
-                text = join_tokens(words, self.target_tokenizer)
-            hyps.append((text, float(out["scores"][b, k]) + coverage, words, extra.pop("attention", attn), replaced,
-                         float(out["log_probs"][b, k]), finished, coverage, extra))
-        if beta:
-            hyps.sort(key=lambda h: -h[1])  # stable: ties keep the beam's order
-        model_scores = None
-        if rescorer is not None and hyps:  # the n-best re-scoring hook: same hypotheses, new scores and order
-            order, combined = rescore_nbest(rescorer, [h[0] for h in hyps], [h[1] for h in hyps], source)
-            model_scores = [hyps[i][1] for i in order]
-            hyps = [(hyps[i][0], float(combined[i]), *hyps[i][2:]) for i in order]
-        text, score, words, attn, replaced, log_prob, finished, coverage, extra = hyps[0]
-        src = src_words if subword else list(source_tokens)
-        return Translation(text, words, src, score, log_prob, attn, [(h[0], h[1]) for h in hyps], replaced,
-                           truncated, finished, coverage, **extra, model_scores=model_scores)
-
-    def _subword_words(self, ids, attn, source_pieces, src_groups, src_words, replace_unk, distinct, finished):
-        """One hypothesis of a subword model -> (target words, <unk> replaced, Translation extras).
-
-        An <unk> output piece becomes the source WORD that its step attends to most, summing the
-        attention over each word's pieces, without the punctuation around it (`word_core`: what
-        `--copy-unk-rate` hides in training), and stands as a word of its own."""
-        pieces = self.target_vocabulary.decode(np.asarray(ids).tolist())
-        copied, replaced = pieces, 0
-        if replace_unk and attn is not None and src_words:
-            word_attn = np.stack([attn[:, g].sum(axis=1) for g in src_groups], axis=1)  # (steps, source words)
-            cores = [word_core(w) for w in src_words]  # a copy leaves the source word's punctuation behind
-            copied, replaced = hypothesis_words(self.target_vocabulary, ids, word_attn, cores, distinct=distinct)
-        marker = WORD_START if self.target_tokenizer.get("spm") else ""
-        pieces = [marker + c if p == UNK else p for p, c in zip(pieces, copied)]  # an <unk> is a word of its own
-        if self.target_tokenizer.get("spm"):
-            tgt_groups, words = word_groups(pieces), piece_words(pieces)
-        else:
-            tgt_groups, words = [[i] for i in range(len(pieces))], list(pieces)
-        extra = {"pieces": pieces, "source_pieces": list(source_pieces), "piece_attention": attn}
-        if attn is not None:
-            extra["attention"] = word_alignment(attn, src_groups, tgt_groups, finished)
-        return words, replaced, extra
-
     # -- persistence -----------------------------------------------------------------
     def get_config(self):
         return {
@@ -415,11 +422,8 @@ class Seq2Seq(TextTaskModel, keras.Model):
             **({"pointer": True} if self.pointer else {}),
         }
 
-    def _rescorer_config(self) -> dict:
-        """{"rescorer": config} with one; {} without (the config of a model of before, unchanged)."""
-        return {"rescorer": self.rescorer.get_config()} if self.rescorer is not None else {}
 
-
-def load_translator(path) -> Seq2Seq:
-    """Load a bundled translator / hypothesis generator (.keras), safe mode on."""
-    return Seq2Seq.load(path)
+def load_translator(path) -> Translator:
+    """Load a translator / hypothesis generator / headline model (.keras; one `Seq2Seq` or a
+    `Seq2SeqEnsemble`, registered with the package), safe mode on."""
+    return Translator.load(path)

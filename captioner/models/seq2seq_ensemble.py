@@ -18,12 +18,11 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from captioner.decoding.ensemble import COMBINES, EnsembleDecoder
+from captioner.decoding.ensemble import EnsembleDecoder
 from captioner.decoding.generator import Generator
 from captioner.decoding.rescoring import rescorer_from_config
-from captioner.models.ensemble_members import check_members
-from captioner.models.seq2seq import Seq2Seq
-from captioner.models.shared_config import join_shared, split_shared
+from captioner.models.ensemble import MemberEnsemble
+from captioner.models.seq2seq import Seq2Seq, Translator
 from captioner.text.vocabulary import PAD_ID, START_ID
 
 _SHARED = ("source_tokenizer", "target_tokenizer", "kind")
@@ -31,30 +30,27 @@ _SETTINGS = ("beam_size", "alpha", "max_length", "replace_unk", "coverage_penalt
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class Seq2SeqEnsemble(Seq2Seq):
+class Seq2SeqEnsemble(MemberEnsemble, Translator):
     """members: `Seq2Seq` models (or their serialized configs) with the same vocabularies,
     tokenizers and kind; combine: "product" or "mixture"; decoding settings: None for the
     first member's; rescorer: an n-best rescorer or its config (`captioner.decoding.rescoring`), the
     ensemble's own (None: none); shared: what the members' saved configs share, saved once
     (`captioner.models.shared_config`)."""
 
+    member_class = Seq2Seq
+    what = "a translator ensemble"
     SHARED = ("source_vocabulary", "target_vocabulary", "source_tokenizer", "target_tokenizer")
+
+    def same_reading(self):
+        return {"vocabularies": lambda m: (tuple(m.source_vocabulary.tokens), tuple(m.target_vocabulary.tokens)),
+                **{name: (lambda m, name=name: getattr(m, name)) for name in _SHARED}}
 
     def __init__(self, members, combine="product", beam_size=None, alpha=None, max_length=None, replace_unk=None,
                  coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescorer=None, training_config=None,
                  shared=None, **kwargs):
-        keras.Model.__init__(self, **kwargs)  # not Seq2Seq's: the members hold every layer
-        members = [m if isinstance(m, Seq2Seq) else keras.saving.deserialize_keras_object(join_shared(m, shared))
-                   for m in members]
-        if combine not in COMBINES:
-            raise ValueError(f"combine must be one of {COMBINES}, got {combine!r}")
-        members = check_members(members, Seq2Seq, {
-            "vocabularies": lambda m: (tuple(m.source_vocabulary.tokens), tuple(m.target_vocabulary.tokens)),
-            **{name: (lambda m, name=name: getattr(m, name)) for name in _SHARED}}, what="a translator ensemble",
-            exclude=Seq2SeqEnsemble)
+        super().__init__(**kwargs)
+        members = self.take_members(members, shared, combine)
         first = members[0]
-        self.members = members
-        self.combine = combine
         self.source_vocabulary, self.target_vocabulary = first.source_vocabulary, first.target_vocabulary
         self.kind = first.kind
         self.source_tokenizer, self.target_tokenizer = first.source_tokenizer, first.target_tokenizer
@@ -68,22 +64,15 @@ class Seq2SeqEnsemble(Seq2Seq):
         self.pointer = any(m.pointer for m in members)  # a member copies by pointing (each through its own encode)
         self.rescorer = rescorer_from_config(rescorer)  # the ensemble's own (members' are not used)
         self.training_config = training_config or {}
-        self.ensemble = EnsembleDecoder([(m.decoder, m.encode) for m in members], combine)
+        self.ensemble = EnsembleDecoder([(m.decoder, m.encode) for m in members], self.combine)
         self.generator = Generator(self.ensemble, self.ensemble.encode, banned_ids=(PAD_ID, START_ID),
                                    input_signature=[tf.TensorSpec((None, None), tf.int32)])  # source ids
         self.built = True
-
-    def call(self, inputs, training=False):
-        raise NotImplementedError("an ensemble is trained member by member; load a member to train it")
 
     def encode(self, source, training=False):
         return self.ensemble.encode(source)
 
     def get_config(self):
-        return {
-            **keras.Model.get_config(self),
-            **dict(zip(("members", "shared"), split_shared([keras.saving.serialize_keras_object(m) for m in self.members],
-                                                           self.SHARED))),
-            "combine": self.combine, **{name: getattr(self, name) for name in _SETTINGS},
-            **self._rescorer_config(), "training_config": self.training_config,
-        }
+        return {**super().get_config(), **self.members_config(),
+                **{name: getattr(self, name) for name in _SETTINGS}, **self._rescorer_config(),
+                "training_config": self.training_config}

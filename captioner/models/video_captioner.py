@@ -86,15 +86,16 @@ class VideoCaptioner(FrameFeaturesMixin, CaptionSearch, PixelModel):
         results = []
         for b, clip in enumerate(clips):
             hyps = self.beams(out, b)
-            named, objects = self.name_tagged(hyps[0][2], out["objects"][b] if "objects" in out else [])
-            text = detokenize(named) if named != hyps[0][2] else hyps[0][0]
+            best = hyps[0]
+            named, objects = self.name_tagged(best.words, out["objects"][b] if "objects" in out else [])
+            text = detokenize(named) if named != best.words else best.text
             steps = int(out["lengths"][b, 0])
             n = len(clip.frames)
             attention = out["attention"][b, 0, :steps, :n]  # (steps, k): masked frames carry no weight
             results.append(VideoCaption(
-                source=clip.path, text=text, tokens=hyps[0][2], score=hyps[0][1],
-                log_prob=float(out["log_probs"][b, 0]), attention=np.asarray(attention),
-                hypotheses=[(t, s) for t, s, _ in hyps], frames=clip.frames, frame_indices=clip.indices,
+                source=clip.path, text=text, tokens=best.words, score=best.score,
+                log_prob=best.log_prob, attention=np.asarray(attention),
+                hypotheses=[(h.text, h.score) for h in hyps], frames=clip.frames, frame_indices=clip.indices,
                 timestamps=clip.timestamps, objects=objects,
             ))
         return results

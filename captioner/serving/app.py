@@ -75,7 +75,7 @@ def load_models(spec):
 
     loaders = {
         "caption": ("captioner.models.image_captioner", "ImageCaptioner", "an image captioner"),
-        "translate": ("captioner.models.seq2seq", "Seq2Seq", "a translation model"),
+        "translate": ("captioner.models.seq2seq_ensemble", ("Seq2Seq", "Seq2SeqEnsemble"), "a translation model"),
         "entail": ("captioner.models.entailment", ("EntailmentClassifier", "EntailmentEnsemble"), "an entailment model"),
         "ask": ("captioner.models.vqa_model", "VQAModel", "a VQA model"),
     }

@@ -181,13 +181,14 @@ class ClassifierRecipe(Recipe):
         return len(self.train_batches)
 
     def batches(self, epoch, seed):
-        return self.train_batches(epoch, seed)
+        return self.train_batches.batches(epoch, seed)
 
 
 class ArrayBatches:
     """Batches of in-memory arrays (dict of inputs, targets) in a fresh order each epoch;
     with `sample_weights` (one per example), (inputs, targets, weights) triples, which
-    `model.fit` applies to the loss (see `class_weights`)."""
+    `model.fit` applies to the loss (see `class_weights`). The one training-data protocol of the
+    recipes: ``len`` and ``batches(epoch, seed)``, as `BucketedBatches` has it."""
 
     def __init__(self, inputs, targets, batch_size, sample_weights=None):
         self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
@@ -196,7 +197,7 @@ class ArrayBatches:
     def __len__(self):
         return (len(self.targets) + self.batch_size - 1) // self.batch_size
 
-    def __call__(self, epoch, seed):
+    def batches(self, epoch, seed):
         order = np.random.default_rng(seed + epoch).permutation(len(self.targets))
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]

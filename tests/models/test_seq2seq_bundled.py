@@ -15,10 +15,10 @@ def model():
     import keras
 
     import captioner  # noqa: F401  registers the classes
-    from captioner.models.seq2seq import Seq2Seq
+    from captioner.models.seq2seq import Translator
 
     m = keras.models.load_model(MODEL)
-    assert isinstance(m, Seq2Seq) and m.kind == "attention"
+    assert isinstance(m, Translator) and m.kind == "attention"
     return m
 
 

@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from captioner.models.seq2seq import Seq2Seq
+from captioner.models.seq2seq import Seq2Seq, Translator, load_translator
 from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
 
@@ -39,7 +39,9 @@ def test_save_load_same_outputs_and_settings(tmp_path):
     path = tmp_path / "ensemble.keras"
     ensemble.save(path)
     loaded = keras.models.load_model(path)  # safe mode
-    assert isinstance(loaded, Seq2SeqEnsemble) and isinstance(loaded, Seq2Seq)
+    # a Translator (what every translation command loads), not a Seq2Seq network it would train
+    assert isinstance(loaded, Seq2SeqEnsemble) and isinstance(loaded, Translator) and not isinstance(loaded, Seq2Seq)
+    assert isinstance(load_translator(path), Seq2SeqEnsemble)
     assert loaded.combine == "mixture" and len(loaded.members) == 2 and loaded.beam_size == 4
     for got, want in zip(loaded.translate(SENTENCES), ensemble.translate(SENTENCES)):
         assert got.text == want.text

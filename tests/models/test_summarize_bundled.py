@@ -42,13 +42,13 @@ def bundled(request):
     import keras
 
     import captioner  # noqa: F401  registers the classes
-    from captioner.models.seq2seq import Seq2Seq
+    from captioner.models.seq2seq import Translator
 
     path = MODELS / f"{request.param}.keras"
     if not path.exists():
         pytest.skip(f"bundled model {path} not present")
     m = keras.models.load_model(path)
-    assert isinstance(m, Seq2Seq) and m.kind == "attention"
+    assert isinstance(m, Translator) and m.kind == "attention"
     return request.param, path, m
 
 

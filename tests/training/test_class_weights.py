@@ -25,8 +25,8 @@ def test_balanced_weights_by_hand_and_against_scikit_learn():
 def test_array_batches_carry_weights_in_the_same_order():
     x = {"features": np.arange(10, dtype=np.float32)[:, None]}
     y = np.arange(10) % 3
-    plain = list(ArrayBatches(x, y, 4)(epoch=1, seed=3))
-    weighted = list(ArrayBatches(x, y, 4, sample_weights=y * 10.0)(epoch=1, seed=3))
+    plain = list(ArrayBatches(x, y, 4).batches(epoch=1, seed=3))
+    weighted = list(ArrayBatches(x, y, 4, sample_weights=y * 10.0).batches(epoch=1, seed=3))
     assert [len(b) for b in plain] == [2, 2, 2] and [len(b) for b in weighted] == [3, 3, 3]
     for (xa, ya), (xb, yb, wb) in zip(plain, weighted):
         np.testing.assert_array_equal(xa["features"], xb["features"])

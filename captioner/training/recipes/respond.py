@@ -127,7 +127,7 @@ class Respond(Recipe):
         return len(self.train_batches)
 
     def batches(self, epoch, seed):
-        return self.train_batches(epoch, seed)
+        return self.train_batches.batches(epoch, seed)
 
     def _decode(self, model, examples, beam_size):
         return [r.text for r in model.respond([e.context for e in examples], beam_size=beam_size)]
