@@ -15,6 +15,15 @@ each weight by about one learning rate per step; scaled, the branch alone reache
 what a tf-idf linear SVM reads, inside the one model: the attention is
 still the HAN's, and the saved file carries the idf like any weight (no pickled vectorizer).
 
+With ``tfidf_terms`` (a list of words) the branch reads what scikit-learn's `TfidfVectorizer`
+reads instead of the HAN's view: the words of scikit-learn's default analyzer (lower-cased,
+``TERM_PATTERN``: two or more word characters) over the whole text, not only the sentences the
+HAN reads (``max_sentences`` x ``max_words``), looked up in its own vocabulary (the train
+documents' words in two or more of them). A document's first ``tfidf_max_terms`` distinct terms
+travel as two more inputs, ``terms`` (B, U) ids (0: none) and ``term_counts`` (B, U), and the
+branch is a bag of its kernel's rows. On the 20 Newsgroups dev split a LinearSVC scores 87.08%
+on the HAN's view and 87.79% on the whole text (scripts/experiments/newsgroups_views.py).
+
 The vocabulary, the class labels and the reading settings (sentences and words per sentence
 kept, long sentences split or cut) are in the config, so
 
@@ -30,7 +39,9 @@ words are looked up lower-cased, but the result keeps them as written.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import re
 
 import keras
 import numpy as np
@@ -41,6 +52,26 @@ from captioner.layers.word_encoder import WordEncoder
 from captioner.models.text_model import TextTaskModel
 from captioner.text.vocabulary import Vocabulary
 from captioner.models.compiled import compiled_method
+
+TERM_PATTERN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token_pattern
+MAX_TERM_CHARS = 2_000_000  # characters of a text the term branch reads at most
+
+
+def text_terms(text):
+    """The terms of a text as scikit-learn's default analyzer gives them (lower-cased, no accent
+    stripping, ``TERM_PATTERN``), from its first ``MAX_TERM_CHARS`` characters."""
+    return TERM_PATTERN.findall(text[:MAX_TERM_CHARS].lower())
+
+
+def rows_of(inputs, start, stop):
+    """Rows start:stop of an input array or of every array of an input dict."""
+    if isinstance(inputs, dict):
+        return {k: v[start:stop] for k, v in inputs.items()}
+    return inputs[start:stop]
+
+
+def count_of(inputs):
+    return len(inputs["document"] if isinstance(inputs, dict) else inputs)
 
 
 @dataclasses.dataclass
@@ -70,7 +101,7 @@ class DocumentClassifier(TextTaskModel, keras.Model):
 
     def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
                  dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0, tfidf_scale=10.0,
-                 training_config=None, **kwargs):
+                 tfidf_terms=None, tfidf_max_terms=512, training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = Vocabulary.coerce(vocabulary)
         self.labels = tuple(str(label) for label in labels)
@@ -87,6 +118,13 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         self.tfidf = bool(tfidf)
         self.tfidf_l2 = float(tfidf_l2)
         self.tfidf_scale = float(tfidf_scale)
+        self.tfidf_terms = tuple(str(t) for t in tfidf_terms) if tfidf_terms else None
+        if self.tfidf_terms and not self.tfidf:
+            raise ValueError("tfidf_terms is the vocabulary of the tf-idf branch: it needs tfidf=True")
+        if self.tfidf_terms and len(set(self.tfidf_terms)) != len(self.tfidf_terms):
+            raise ValueError("tfidf_terms must be distinct words")
+        self.tfidf_max_terms = int(tfidf_max_terms)
+        self.term_index = {t: i for i, t in enumerate(self.tfidf_terms, start=1)} if self.tfidf_terms else None
         self.training_config = training_config or {}
         self.word_encoder = WordEncoder(len(self.vocabulary), embedding_dim=self.embedding_dim, units=self.word_units,
                                         attention_units=self.attention_units, dropout=self.dropout, name="words")
@@ -99,7 +137,7 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         self.sentence_encoder.build()
         self.classifier.build((None, self.sentence_encoder.output_dim))
         if self.tfidf:
-            vocab_size = len(self.vocabulary)
+            vocab_size = len(self.tfidf_terms) + 1 if self.tfidf_terms else len(self.vocabulary)  # terms: 0 is none
             self.idf = self.add_weight(name="idf", shape=(vocab_size,), initializer="ones", trainable=False)
             regularizer = keras.regularizers.L2(self.tfidf_l2) if self.tfidf_l2 else None
             self.sparse_classifier = keras.layers.Dense(len(self.labels), kernel_regularizer=regularizer,
@@ -108,16 +146,34 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         self.built = True
 
     # -- the network ------------------------------------------------------------------------
-    def attend(self, document, training=False):
-        """document (B, S, W) -> (logits (B, K), sentence weights (B, S), word weights (B, S, W))."""
-        if isinstance(document, dict):
-            document = document["document"]
+    def attend(self, inputs, training=False):
+        """document (B, S, W), or {"document"} and, with tfidf_terms, {"terms", "term_counts"}
+        -> (logits (B, K), sentence weights (B, S), word weights (B, S, W))."""
+        document = inputs["document"] if isinstance(inputs, dict) else inputs
         sentences, word_alpha, sentence_mask = self.word_encoder(document, training=training)  # (B, S, D)
         vector, sentence_alpha, _ = self.sentence_encoder(sentences, mask=sentence_mask, training=training)
         logits = self.classifier(self.drop(vector, training=training))  # (B, K)
-        if self.tfidf:
+        if self.tfidf_terms:  # a bag of the kernel's rows: Dense over the dense features, without them
+            terms, weights = self.term_weights(inputs)
+            rows = tf.gather(tf.cast(self.sparse_classifier.kernel, tf.float32), terms)  # (B, U, K)
+            wide = tf.einsum("bu,buk->bk", self.tfidf_scale * weights, rows) + tf.cast(self.sparse_classifier.bias,
+                                                                                      tf.float32)
+            logits = logits + tf.cast(wide, logits.dtype)
+        elif self.tfidf:
             logits = logits + tf.cast(self.sparse_classifier(self.tfidf_scale * self.tfidf_features(document)), logits.dtype)
         return logits, sentence_alpha, word_alpha
+
+    def term_weights(self, inputs):
+        """{"terms" (B, U), "term_counts" (B, U)} -> (terms int32, L2-normalized sublinear tf-idf
+        of each (B, U) float32; 0 where no term)."""
+        if not isinstance(inputs, dict) or "terms" not in inputs:
+            raise ValueError("a model with tfidf_terms reads {'document', 'terms', 'term_counts'} "
+                             "(DocumentClassifier.inputs_of(texts) makes them)")
+        terms = tf.cast(inputs["terms"], tf.int32)
+        counts = tf.cast(inputs["term_counts"], tf.float32)
+        present = (terms > 0) & (counts > 0)
+        tf_ = tf.where(present, 1.0 + tf.math.log(tf.maximum(counts, 1.0)), 0.0)
+        return terms, tf.math.l2_normalize(tf_ * tf.gather(tf.cast(self.idf, tf.float32), terms), axis=-1)
 
     def term_counts(self, document):
         """(B, S, W) ids -> (B, V) float32 counts of each vocabulary word (padding, <start>, <end>
@@ -128,15 +184,27 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         return counts * tf.constant([0.0] * 4 + [1.0] * (len(self.vocabulary) - 4), tf.float32)
 
     def tfidf_features(self, document):
-        """(B, S, W) ids -> (B, V) L2-normalized sublinear tf-idf, float32 (unscaled)."""
+        """(B, S, W) ids -> (B, V) L2-normalized sublinear tf-idf, float32 (unscaled); with
+        tfidf_terms, the inputs dict -> (B, terms + 1) (column 0: none)."""
+        if self.tfidf_terms:
+            terms, weights = self.term_weights(document)
+            b = tf.broadcast_to(tf.range(tf.shape(terms)[0])[:, None], tf.shape(terms))
+            return tf.scatter_nd(tf.stack([b, terms], -1), weights, [tf.shape(terms)[0], len(self.tfidf_terms) + 1])
         counts = self.term_counts(document)
         tf_ = tf.where(counts > 0, 1.0 + tf.math.log(tf.maximum(counts, 1.0)), 0.0)
         return tf.math.l2_normalize(tf_ * tf.cast(self.idf, tf.float32), axis=-1)
 
     def fit_idf(self, ids, batch_size=256):
-        """Set the idf weight from training documents (N, S, W) ids: ln((1 + N) / (1 + df)) + 1."""
+        """Set the idf weight from training documents, (N, S, W) ids or the inputs dict:
+        ln((1 + N) / (1 + df)) + 1."""
         if not self.tfidf:
             raise ValueError("fit_idf needs a model built with tfidf=True")
+        if self.tfidf_terms:  # a document's terms are distinct: df is their count
+            terms = np.asarray(ids["terms"] if isinstance(ids, dict) else ids)
+            df = np.bincount(terms[terms > 0], minlength=len(self.tfidf_terms) + 1).astype(np.float64)
+            self.idf.assign((np.log((1.0 + len(terms)) / (1.0 + df)) + 1.0).astype(np.float32))
+            return
+        ids = ids["document"] if isinstance(ids, dict) else ids
         df = np.zeros(len(self.vocabulary), np.float64)
         for i in range(0, len(ids), batch_size):
             df += (self.term_counts(tf.convert_to_tensor(ids[i:i + batch_size])).numpy() > 0).sum(0)
@@ -171,6 +239,27 @@ class DocumentClassifier(TextTaskModel, keras.Model):
                 ids[b, s, : len(row)] = row
         return ids
 
+    def encode_terms(self, texts):
+        """Texts -> {"terms" (B, U) int32, "term_counts" (B, U) float32}: each text's first
+        ``tfidf_max_terms`` distinct terms of the branch's vocabulary, in order of appearance, and
+        how often each occurs (U: the most any text has, at least 1)."""
+        bags = []
+        for text in texts:
+            counts = collections.Counter(t for t in text_terms(text) if t in self.term_index)
+            bags.append(list(counts.items())[: self.tfidf_max_terms])  # a Counter keeps first appearance order
+        width = max([len(b) for b in bags] + [1])
+        terms, counts = np.zeros((len(texts), width), np.int32), np.zeros((len(texts), width), np.float32)
+        for i, bag in enumerate(bags):
+            terms[i, : len(bag)] = [self.term_index[t] for t, _ in bag]
+            counts[i, : len(bag)] = [n for _, n in bag]
+        return {"terms": terms, "term_counts": counts}
+
+    def inputs_of(self, texts, hierarchies):
+        """The model's inputs for texts read as `hierarchies`: the (B, S, W) ids, or with
+        tfidf_terms {"document", "terms", "term_counts"}."""
+        ids = self.encode(hierarchies)
+        return {"document": ids, **self.encode_terms(texts)} if self.tfidf_terms else ids
+
     @compiled_method
     def _predict_fn(self, x):
         logits, sentence_alpha, word_alpha = self.attend(x, training=False)
@@ -178,11 +267,11 @@ class DocumentClassifier(TextTaskModel, keras.Model):
 
     def predict_attention(self, ids, batch_size=64):
         """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""
-        outs = [self._predict_fn(tf.convert_to_tensor(ids[i:i + batch_size]))
-                for i in range(0, len(ids), batch_size)]
+        outs = [self._predict_fn(tf.nest.map_structure(tf.convert_to_tensor, rows_of(ids, i, i + batch_size)))
+                for i in range(0, count_of(ids), batch_size)]
         if not outs:
-            k = len(self.labels)
-            return np.zeros((0, k), np.float32), np.zeros((0,) + ids.shape[1:2], np.float32), np.zeros((0,) + ids.shape[1:])
+            k, shape = len(self.labels), (ids["document"] if isinstance(ids, dict) else ids).shape
+            return np.zeros((0, k), np.float32), np.zeros((0,) + shape[1:2], np.float32), np.zeros((0,) + shape[1:])
         return tuple(np.concatenate([o[j].numpy().astype(np.float32) for o in outs]) for j in range(3))
 
     def classify(self, texts, batch_size=64):
@@ -196,7 +285,8 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         for i, (sentences, _) in enumerate(read):
             if not sentences:
                 raise InputError(f"document {i + 1}: no words to classify")
-        probs, sentence_alpha, word_alpha = self.predict_attention(self.encode([r[0] for r in read]), batch_size)
+        probs, sentence_alpha, word_alpha = self.predict_attention(self.inputs_of(texts, [r[0] for r in read]),
+                                                                   batch_size)
         out = []
         for i, (sentences, truncated) in enumerate(read):
             shown = [s[: self.max_words] for s in sentences]
@@ -215,7 +305,9 @@ class DocumentClassifier(TextTaskModel, keras.Model):
                 "sentence_units": self.sentence_units, "attention_units": self.attention_units,
                 "dropout": self.dropout, "max_sentences": self.max_sentences, "max_words": self.max_words,
                 "split_long": self.split_long, "training_config": self.training_config,
-                **({"tfidf": True, "tfidf_l2": self.tfidf_l2, "tfidf_scale": self.tfidf_scale} if self.tfidf else {})}
+                **({"tfidf": True, "tfidf_l2": self.tfidf_l2, "tfidf_scale": self.tfidf_scale} if self.tfidf else {}),
+                **({"tfidf_terms": list(self.tfidf_terms), "tfidf_max_terms": self.tfidf_max_terms}
+                   if self.tfidf_terms else {})}
 
 
 def load_document_classifier(path) -> DocumentClassifier:

@@ -134,3 +134,49 @@ def test_tfidf_branch_reads_what_scikit_learns_vectorizer_reads(tmp_path):
     np.testing.assert_allclose(loaded(ids).numpy(), model(ids).numpy(), atol=1e-5)
     with pytest.raises(ValueError, match="tfidf=True"):
         han_only.fit_idf(ids)
+
+
+def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_path):
+    """tfidf_terms: the branch's features equal TfidfVectorizer(sublinear_tf=True) with its
+    default analyzer over the whole text (past the sentences the HAN reads), its logits are a
+    Dense over those features, and the model saves, loads and classifies raw text."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from captioner.data.documents import to_hierarchy
+    from captioner.models.document_classifier import text_terms
+    from captioner.training.recipes.classify import train_terms
+
+    rng = random.Random(2)
+    texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
+    texts[0] += " Later: " + " ".join(["Rocket-launch"] * 40) + ". Café é 1999 x."  # past the HAN's 6 x 9 words
+    vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2).fit(texts[:6])
+    terms = train_terms([type("D", (), {"text": t}) for t in texts[:6]])
+    assert terms == sorted(vectorizer.vocabulary_)  # the vocabulary scikit-learn keeps at min_df=2
+    assert text_terms("Don't Café x 1999") == ["don", "café", "1999"]
+    vocab = tiny_classifier().vocabulary
+    model = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+                               attention_units=8, dropout=0.0, max_sentences=6, max_words=9, tfidf=True,
+                               tfidf_terms=terms)
+    x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
+    assert set(x) == {"document", "terms", "term_counts"} and x["document"].shape == (len(texts), 6, 9)
+    model.fit_idf({k: v[:6] for k, v in x.items()})
+    expected = vectorizer.transform(texts).toarray()  # columns: terms in sorted order, as the model's 1..
+    np.testing.assert_allclose(model.tfidf_features(x).numpy()[:, 1:], expected, atol=1e-5)
+    kernel, bias = model.sparse_classifier.get_weights()
+    han_only = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+                                  attention_units=8, dropout=0.0, max_sentences=6, max_words=9)
+    han_only.set_weights([w.numpy() for w in model.weights if "tfidf" not in w.path and w.name != "idf"])
+    np.testing.assert_allclose(model(x).numpy(), han_only(x["document"]).numpy() + 10.0 * expected @ kernel[1:] + bias,
+                               atol=1e-4)
+    capped = DocumentClassifier.from_config({**model.get_config(), "tfidf_max_terms": 2}).encode_terms(texts[:1])
+    assert capped["terms"].shape == (1, 2)  # a text's first distinct terms
+    model.save(tmp_path / "terms.keras")
+    loaded = keras.models.load_model(tmp_path / "terms.keras")
+    assert loaded.tfidf_terms == model.tfidf_terms and loaded.get_config() == model.get_config()
+    np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), atol=1e-5)
+    want = model.classify(texts)
+    assert [r.label for r in loaded.classify(texts)] == [r.label for r in want]
+    with pytest.raises(ValueError, match="reads {'document', 'terms', 'term_counts'}"):
+        model(x["document"])
+    with pytest.raises(ValueError, match="needs tfidf=True"):
+        DocumentClassifier(vocab, sorted(TOPICS), tfidf_terms=terms)

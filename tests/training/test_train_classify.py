@@ -53,3 +53,17 @@ def test_frozen_embeddings_keep_the_vectors_as_given(tmp_path, capsys):
     assert card["metrics"]["embeddings_frozen"] is True and card["metrics"]["embedding_words_found"] >= 2
     assert main(["train", *_argv(data, dev, tmp_path / "none"), "--freeze-embeddings"]) != 0
     assert "--freeze-embeddings needs --embeddings" in capsys.readouterr().err
+
+
+def test_a_term_branch_run_saves_its_terms_in_the_run_and_the_model(tmp_path, capsys):
+    data, dev = han.make_corpus(tmp_path / "corpus")
+    argv = _argv(data, dev, tmp_path / "run", "--epochs", "1", "--tfidf", "--tfidf-terms")
+    assert main(["train", *argv]) == 0
+    terms = json.loads((tmp_path / "run" / "tfidf_terms.json").read_text())
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
+    assert list(model.tfidf_terms) == terms and "rocket" in terms
+    assert float(model.idf.numpy()[1:].max()) > 1.0  # fitted on train (all ones before)
+    [r] = model.classify(["The rocket of the orbit."])
+    assert r.label in han.TOPICS
+    assert main(["train", *_argv(data, dev, tmp_path / "bad"), "--tfidf-terms"]) != 0
+    assert "--tfidf-terms is a setting of the tf-idf branch: add --tfidf" in capsys.readouterr().err

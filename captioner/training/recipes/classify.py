@@ -49,6 +49,9 @@ class Config(TrainConfig):
                                      "what a tf-idf SVM reads, in the one model)")
     tfidf_l2: float = option(0.0, help="L2 weight of the tf-idf branch's kernel")
     tfidf_scale: float = option(10.0, help="the tf-idf features' scale (their L2 norm) as the branch reads them")
+    tfidf_terms: bool = option(False, help="with --tfidf: the branch reads scikit-learn's words of the whole text "
+                               "(its own vocabulary: words in >= 2 train documents) instead of the HAN's word ids")
+    tfidf_max_terms: int = option(512, help="with --tfidf-terms: distinct terms read per document (the first ones)")
     epochs: int = 10
     batch_size: int = 64
     patience: int = 3
@@ -74,13 +77,19 @@ class Classify(ClassifierRecipe):
         from captioner.errors import InputError
 
         c = self.cfg
+        if c.tfidf_terms and not c.tfidf:
+            raise InputError("--tfidf-terms is a setting of the tf-idf branch: add --tfidf")
         if c.freeze_embeddings and not (c.embeddings and c.embeddings.lower() != "none"):
             raise InputError("--freeze-embeddings needs --embeddings (frozen random rows would learn nothing)")
 
     def prepare(self, trainer):
+        import json
+        from pathlib import Path
+
         import numpy as np
         from tqdm import tqdm
 
+        from captioner.io import write_json
         from captioner.text import Vocabulary
 
         c = self.cfg
@@ -100,15 +109,22 @@ class Classify(ClassifierRecipe):
         tr_h, dv_h = read(train, "train"), read(dev, "dev")
         self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary.build(
             [s for doc in tr_h for s in doc], min_count=c.min_count, max_size=c.max_vocab))
+        self.terms = None
+        if c.tfidf_terms:  # the branch's own vocabulary, kept in the run for --resume
+            self.terms = trainer.cached("tfidf_terms.json", lambda: train_terms(train),
+                                        load=lambda path: json.loads(Path(path).read_text("utf-8")),
+                                        save=lambda terms, path: write_json(path, terms))
         self.first = self.build_model(c.seed)
         unknown = [d.label for d in dev if d.label not in self.labels]
         if unknown:
             from captioner.errors import InputError
 
             raise InputError(f"dev has labels that train lacks: {sorted(set(unknown))}")
-        self.train_xy = ({"document": self.first.encode(tr_h)},
+        train_x = self.first.inputs_of([d.text for d in train], tr_h)
+        self.train_xy = (train_x if isinstance(train_x, dict) else {"document": train_x},
                          np.array([self.labels.index(d.label) for d in train], np.int32))
-        self.dev_xy = (self.first.encode(dv_h), np.array([self.labels.index(d.label) for d in dev], np.int32))
+        self.dev_xy = (self.first.inputs_of([d.text for d in dev], dv_h),
+                       np.array([self.labels.index(d.label) for d in dev], np.int32))
         self.train_batches = ArrayBatches(*self.train_xy, c.batch_size)
         n_sent = [len(h) for h in tr_h]
         self.desc = {"dataset": c.dataset, "data_dir": c.data_dir, "dev_list": c.dev_list or "bundled",
@@ -135,13 +151,14 @@ class Classify(ClassifierRecipe):
                                    sentence_units=c.sentence_units, attention_units=c.attention_units,
                                    dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
                                    split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
+                                   tfidf_terms=self.terms, tfidf_max_terms=c.tfidf_max_terms,
                                    training_config={"seed": seed, "dataset": c.dataset})
         model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
         return model
 
     def on_model_ready(self, model, state):
         if state is None and model.tfidf:  # fresh run: the idf of the train documents (a checkpoint keeps it)
-            model.fit_idf(self.train_xy[0]["document"])
+            model.fit_idf(self.train_xy[0])
         if state is None and self.vectors is not None:  # fresh run: pretrained word vectors
             self.found = self.start_embeddings(model.word_encoder.embedding, self.cfg.seed)
 
@@ -165,6 +182,17 @@ class Classify(ClassifierRecipe):
     def card_extra(self):
         return {"load": "import captioner, keras; m = keras.models.load_model(PATH); m.classify([text])",
                 "cli": "captioner classify --model PATH FILES_OR_FOLDERS... --output out.jsonl"}
+
+
+def train_terms(documents, min_df=2):
+    """The tf-idf branch's vocabulary (--tfidf-terms): the terms (scikit-learn's default analyzer)
+    of at least `min_df` train documents, sorted, as `TfidfVectorizer(min_df=2)` keeps them."""
+    from collections import Counter
+
+    from captioner.models.document_classifier import text_terms
+
+    df = Counter(t for d in documents for t in set(text_terms(d.text)))
+    return sorted(t for t, n in df.items() if n >= min_df)
 
 
 RECIPE = Classify
