@@ -180,3 +180,30 @@ def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_
         model(x["document"])
     with pytest.raises(ValueError, match="needs tfidf=True"):
         DocumentClassifier(vocab, sorted(TOPICS), tfidf_terms=terms)
+
+
+def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
+    """tfidf_ngrams=2: the vocabulary and the features are TfidfVectorizer(ngram_range=(1, 2))'s,
+    the setting survives a save, and it is refused without tfidf_terms."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from captioner.data.documents import to_hierarchy
+    from captioner.models.document_classifier import text_terms
+    from captioner.training.recipes.classify import train_terms
+
+    rng = random.Random(3)
+    texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
+    assert text_terms("The red, red rose", 2) == ["the", "red", "red", "rose", "the red", "red red", "red rose"]
+    for min_df in (2, 3):
+        vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=min_df, ngram_range=(1, 2)).fit(texts[:6])
+        terms = train_terms([type("D", (), {"text": t}) for t in texts[:6]], min_df=min_df, ngrams=2)
+        assert terms == sorted(vectorizer.vocabulary_) and any(" " in t for t in terms)
+    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
+                               sentence_units=6, attention_units=8, dropout=0.0, max_sentences=6, max_words=9,
+                               tfidf=True, tfidf_terms=terms, tfidf_ngrams=2, tfidf_max_terms=4096)
+    x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
+    model.fit_idf({k: v[:6] for k, v in x.items()})
+    np.testing.assert_allclose(model.tfidf_features(x).numpy()[:, 1:], vectorizer.transform(texts).toarray(), atol=1e-5)
+    assert DocumentClassifier.from_config(model.get_config()).tfidf_ngrams == 2
+    with pytest.raises(ValueError, match="only with tfidf_terms"):
+        DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_ngrams=2)

@@ -52,6 +52,9 @@ class Config(TrainConfig):
     tfidf_terms: bool = option(False, help="with --tfidf: the branch reads scikit-learn's words of the whole text "
                                "(its own vocabulary: words in >= 2 train documents) instead of the HAN's word ids")
     tfidf_max_terms: int = option(512, help="with --tfidf-terms: distinct terms read per document (the first ones)")
+    tfidf_ngrams: int = option(1, help="with --tfidf-terms: word n-grams up to this n are terms too "
+                               "(2: words and word pairs, TfidfVectorizer's ngram_range=(1, 2))")
+    tfidf_min_df: int = option(2, help="with --tfidf-terms: a term is kept when this many train documents have it")
     epochs: int = 10
     batch_size: int = 64
     patience: int = 3
@@ -79,6 +82,10 @@ class Classify(ClassifierRecipe):
         c = self.cfg
         if c.tfidf_terms and not c.tfidf:
             raise InputError("--tfidf-terms is a setting of the tf-idf branch: add --tfidf")
+        if (c.tfidf_ngrams != 1 or c.tfidf_min_df != 2) and not c.tfidf_terms:
+            raise InputError("--tfidf-ngrams and --tfidf-min-df are settings of --tfidf-terms: add it")
+        if c.tfidf_ngrams < 1 or c.tfidf_min_df < 1:
+            raise InputError(f"--tfidf-ngrams and --tfidf-min-df must be >= 1, got {c.tfidf_ngrams} and {c.tfidf_min_df}")
         if c.freeze_embeddings and not (c.embeddings and c.embeddings.lower() != "none"):
             raise InputError("--freeze-embeddings needs --embeddings (frozen random rows would learn nothing)")
 
@@ -111,7 +118,7 @@ class Classify(ClassifierRecipe):
             [s for doc in tr_h for s in doc], min_count=c.min_count, max_size=c.max_vocab))
         self.terms = None
         if c.tfidf_terms:  # the branch's own vocabulary, kept in the run for --resume
-            self.terms = trainer.cached("tfidf_terms.json", lambda: train_terms(train),
+            self.terms = trainer.cached("tfidf_terms.json", lambda: train_terms(train, c.tfidf_min_df, c.tfidf_ngrams),
                                         load=lambda path: json.loads(Path(path).read_text("utf-8")),
                                         save=lambda terms, path: write_json(path, terms))
         self.first = self.build_model(c.seed)
@@ -152,6 +159,7 @@ class Classify(ClassifierRecipe):
                                    dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
                                    split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
                                    tfidf_terms=self.terms, tfidf_max_terms=c.tfidf_max_terms,
+                                   tfidf_ngrams=c.tfidf_ngrams if self.terms else 1,
                                    training_config={"seed": seed, "dataset": c.dataset})
         model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
         return model
@@ -184,14 +192,15 @@ class Classify(ClassifierRecipe):
                 "cli": "captioner classify --model PATH FILES_OR_FOLDERS... --output out.jsonl"}
 
 
-def train_terms(documents, min_df=2):
-    """The tf-idf branch's vocabulary (--tfidf-terms): the terms (scikit-learn's default analyzer)
-    of at least `min_df` train documents, sorted, as `TfidfVectorizer(min_df=2)` keeps them."""
+def train_terms(documents, min_df=2, ngrams=1):
+    """The tf-idf branch's vocabulary (--tfidf-terms): the terms (scikit-learn's default analyzer,
+    word n-grams up to `ngrams`) of at least `min_df` train documents, sorted, as
+    `TfidfVectorizer(min_df=min_df, ngram_range=(1, ngrams))` keeps them."""
     from collections import Counter
 
     from captioner.models.document_classifier import text_terms
 
-    df = Counter(t for d in documents for t in set(text_terms(d.text)))
+    df = Counter(t for d in documents for t in set(text_terms(d.text, ngrams)))
     return sorted(t for t, n in df.items() if n >= min_df)
 
 
