@@ -108,7 +108,8 @@ class DocumentClassifier(TextTaskModel, keras.Model):
 
     def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
                  dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0, tfidf_scale=10.0,
-                 tfidf_terms=None, tfidf_max_terms=512, tfidf_ngrams=1, training_config=None, **kwargs):
+                 tfidf_terms=None, tfidf_max_terms=512, tfidf_ngrams=1, tfidf_dropout=0.0,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary = Vocabulary.coerce(vocabulary)
         self.labels = tuple(str(label) for label in labels)
@@ -132,6 +133,9 @@ class DocumentClassifier(TextTaskModel, keras.Model):
             raise ValueError("tfidf_terms must be distinct words")
         self.tfidf_max_terms = int(tfidf_max_terms)
         self.tfidf_ngrams = int(tfidf_ngrams)
+        self.tfidf_dropout = float(tfidf_dropout)
+        if self.tfidf_dropout and not self.tfidf_terms:
+            raise ValueError("tfidf_dropout drops terms of the tfidf_terms branch: it needs tfidf_terms")
         if self.tfidf_ngrams < 1 or (self.tfidf_ngrams > 1 and not self.tfidf_terms):
             raise ValueError(f"tfidf_ngrams must be >= 1, and above 1 only with tfidf_terms; got {tfidf_ngrams}")
         self.term_index = {t: i for i, t in enumerate(self.tfidf_terms, start=1)} if self.tfidf_terms else None
@@ -153,6 +157,7 @@ class DocumentClassifier(TextTaskModel, keras.Model):
             self.sparse_classifier = keras.layers.Dense(len(self.labels), kernel_regularizer=regularizer,
                                                         name="classify_tfidf")
             self.sparse_classifier.build((None, vocab_size))
+            self.term_drop = keras.layers.Dropout(self.tfidf_dropout)
         self.built = True
 
     # -- the network ------------------------------------------------------------------------
@@ -164,7 +169,7 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         vector, sentence_alpha, _ = self.sentence_encoder(sentences, mask=sentence_mask, training=training)
         logits = self.classifier(self.drop(vector, training=training))  # (B, K)
         if self.tfidf_terms:  # a bag of the kernel's rows: Dense over the dense features, without them
-            terms, weights = self.term_weights(inputs)
+            terms, weights = self.term_weights(inputs, training=training)
             rows = tf.gather(tf.cast(self.sparse_classifier.kernel, tf.float32), terms)  # (B, U, K)
             wide = tf.einsum("bu,buk->bk", self.tfidf_scale * weights, rows) + tf.cast(self.sparse_classifier.bias,
                                                                                       tf.float32)
@@ -173,9 +178,11 @@ class DocumentClassifier(TextTaskModel, keras.Model):
             logits = logits + tf.cast(self.sparse_classifier(self.tfidf_scale * self.tfidf_features(document)), logits.dtype)
         return logits, sentence_alpha, word_alpha
 
-    def term_weights(self, inputs):
+    def term_weights(self, inputs, training=False):
         """{"terms" (B, U), "term_counts" (B, U)} -> (terms int32, L2-normalized sublinear tf-idf
-        of each (B, U) float32; 0 where no term)."""
+        of each (B, U) float32; 0 where no term). Training with ``tfidf_dropout`` p drops each term
+        with probability p before the normalization (dropout on the inputs of a linear model is an
+        adaptive L2 penalty: Wager et al. 2013, "Dropout Training as Adaptive Regularization")."""
         if not isinstance(inputs, dict) or "terms" not in inputs:
             raise ValueError("a model with tfidf_terms reads {'document', 'terms', 'term_counts'} "
                              "(DocumentClassifier.inputs_of(texts) makes them)")
@@ -183,7 +190,10 @@ class DocumentClassifier(TextTaskModel, keras.Model):
         counts = tf.cast(inputs["term_counts"], tf.float32)
         present = (terms > 0) & (counts > 0)
         tf_ = tf.where(present, 1.0 + tf.math.log(tf.maximum(counts, 1.0)), 0.0)
-        return terms, tf.math.l2_normalize(tf_ * tf.gather(tf.cast(self.idf, tf.float32), terms), axis=-1)
+        tfidf = tf_ * tf.gather(tf.cast(self.idf, tf.float32), terms)
+        if self.tfidf_dropout and training:
+            tfidf = self.term_drop(tfidf, training=True)
+        return terms, tf.math.l2_normalize(tfidf, axis=-1)
 
     def term_counts(self, document):
         """(B, S, W) ids -> (B, V) float32 counts of each vocabulary word (padding, <start>, <end>
@@ -317,7 +327,8 @@ class DocumentClassifier(TextTaskModel, keras.Model):
                 "split_long": self.split_long, "training_config": self.training_config,
                 **({"tfidf": True, "tfidf_l2": self.tfidf_l2, "tfidf_scale": self.tfidf_scale} if self.tfidf else {}),
                 **({"tfidf_terms": list(self.tfidf_terms), "tfidf_max_terms": self.tfidf_max_terms,
-                    **({"tfidf_ngrams": self.tfidf_ngrams} if self.tfidf_ngrams > 1 else {})}
+                    **({"tfidf_ngrams": self.tfidf_ngrams} if self.tfidf_ngrams > 1 else {}),
+                    **({"tfidf_dropout": self.tfidf_dropout} if self.tfidf_dropout else {})}
                    if self.tfidf_terms else {})}
 
 

@@ -10,6 +10,9 @@ Views, from what the SVM baseline reads to what the HAN's branch read before --t
   min_df 2: the baseline of scripts/experiments/classify_baselines.py;
 * the same terms, each document's first 512 distinct ones (what ``--tfidf-terms`` reads: its
   ``tfidf_max_terms``, one fixed-width input);
+* words and word pairs (``ngram_range=(1, 2)``) over the whole text at min_df 2 and 3, and at
+  min_df 3 each document's first 1,024 distinct terms (``--tfidf-ngrams 2 --tfidf-min-df 3
+  --tfidf-max-terms 1024``);
 * the HAN's words (`captioner.data.documents.to_hierarchy`: Treebank tokens, lower-cased,
   punctuation and 1-character words kept) over the whole text, in the HAN's vocabulary (words seen
   twice or more, 40,000 at most, as `captioner train classify` builds it);
@@ -55,16 +58,31 @@ def main(argv=None):
     sk = TfidfVectorizer(min_df=2).fit([d.text for d in train])
     kept = set(sk.vocabulary_)
 
-    def first_terms(text, cap=512):
-        seen = list(dict.fromkeys(t for t in text_terms(text) if t in kept))[:cap]
-        keep = set(seen)
-        return " ".join(t for t in text_terms(text) if t in keep)
+    def first_terms(text, cap=512, kept=kept, ngrams=1):
+        """The text's first `cap` distinct kept terms, as one term per token ("\u2581" joins a pair: not a word character)."""
+        terms = text_terms(text, ngrams)
+        keep = set(list(dict.fromkeys(t for t in terms if t in kept))[:cap])
+        return " ".join(t.replace(" ", "\u2581") for t in terms if t in keep)
+
+    pairs = TfidfVectorizer(min_df=3, ngram_range=(1, 2)).fit([d.text for d in train])
+    kept_pairs = set(pairs.vocabulary_)
 
     rows = {"scikit-learn terms, whole text, min_df 2 (the SVM baseline)":
             svm([d.text for d in train], [d.text for d in dev], min_df=2),
             "scikit-learn terms, first 512 distinct, train min_df 2 (--tfidf-terms)":
             svm([first_terms(d.text) for d in train], [first_terms(d.text) for d in dev], vocabulary=sorted(kept),
-                **tokens)}
+                **tokens),
+            "words and word pairs, whole text, min_df 2": svm([d.text for d in train], [d.text for d in dev], min_df=2,
+                                                              ngram_range=(1, 2)),
+            "words and word pairs, whole text, min_df 3": svm([d.text for d in train], [d.text for d in dev], min_df=3,
+                                                              ngram_range=(1, 2))}
+
+    def first_pairs(d):
+        return first_terms(d.text, 1024, kept_pairs, 2)
+
+    rows["words and word pairs, first 1024 distinct, train min_df 3 (--tfidf-ngrams 2 --tfidf-min-df 3)"] = svm(
+        [first_pairs(d) for d in train], [first_pairs(d) for d in dev],
+        vocabulary=sorted(t.replace(" ", "\u2581") for t in kept_pairs), **tokens)
     for label, sentences in (("whole text", None), ("60 sentences", 60), ("30 sentences (--tfidf)", 30)):
         def words(d, sentences=sentences):
             return " ".join(w for s in to_hierarchy(d.text, sentences, 40, lower=True, split_long=True) for w in s)

@@ -207,3 +207,24 @@ def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
     assert DocumentClassifier.from_config(model.get_config()).tfidf_ngrams == 2
     with pytest.raises(ValueError, match="only with tfidf_terms"):
         DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_ngrams=2)
+
+
+def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
+    from captioner.data.documents import to_hierarchy
+    from captioner.training.recipes.classify import train_terms
+
+    rng = random.Random(4)
+    texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
+    terms = train_terms([type("D", (), {"text": t}) for t in texts])
+    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
+                               sentence_units=6, attention_units=8, dropout=0.0, max_sentences=6, max_words=9,
+                               tfidf=True, tfidf_terms=terms, tfidf_dropout=0.5)
+    x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
+    _, kept = model.term_weights(x)
+    _, dropped = model.term_weights(x, training=True)
+    assert np.count_nonzero(dropped.numpy()) < 0.8 * np.count_nonzero(kept.numpy())
+    np.testing.assert_allclose(np.linalg.norm(dropped.numpy(), axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(model(x).numpy(), model(x).numpy())  # inference: no dropout
+    assert DocumentClassifier.from_config(model.get_config()).tfidf_dropout == 0.5
+    with pytest.raises(ValueError, match="needs tfidf_terms"):
+        DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_dropout=0.5)

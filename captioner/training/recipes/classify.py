@@ -54,6 +54,8 @@ class Config(TrainConfig):
     tfidf_max_terms: int = option(512, help="with --tfidf-terms: distinct terms read per document (the first ones)")
     tfidf_ngrams: int = option(1, help="with --tfidf-terms: word n-grams up to this n are terms too "
                                "(2: words and word pairs, TfidfVectorizer's ngram_range=(1, 2))")
+    tfidf_dropout: float = option(0.0, help="with --tfidf-terms: in training, drop each term with this probability "
+                                  "(a regularizer of the branch)")
     tfidf_min_df: int = option(2, help="with --tfidf-terms: a term is kept when this many train documents have it")
     epochs: int = 10
     batch_size: int = 64
@@ -82,8 +84,8 @@ class Classify(ClassifierRecipe):
         c = self.cfg
         if c.tfidf_terms and not c.tfidf:
             raise InputError("--tfidf-terms is a setting of the tf-idf branch: add --tfidf")
-        if (c.tfidf_ngrams != 1 or c.tfidf_min_df != 2) and not c.tfidf_terms:
-            raise InputError("--tfidf-ngrams and --tfidf-min-df are settings of --tfidf-terms: add it")
+        if (c.tfidf_ngrams != 1 or c.tfidf_min_df != 2 or c.tfidf_dropout) and not c.tfidf_terms:
+            raise InputError("--tfidf-ngrams, --tfidf-min-df and --tfidf-dropout are settings of --tfidf-terms: add it")
         if c.tfidf_ngrams < 1 or c.tfidf_min_df < 1:
             raise InputError(f"--tfidf-ngrams and --tfidf-min-df must be >= 1, got {c.tfidf_ngrams} and {c.tfidf_min_df}")
         if c.freeze_embeddings and not (c.embeddings and c.embeddings.lower() != "none"):
@@ -160,6 +162,7 @@ class Classify(ClassifierRecipe):
                                    split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
                                    tfidf_terms=self.terms, tfidf_max_terms=c.tfidf_max_terms,
                                    tfidf_ngrams=c.tfidf_ngrams if self.terms else 1,
+                                   tfidf_dropout=c.tfidf_dropout if self.terms else 0.0,
                                    training_config={"seed": seed, "dataset": c.dataset})
         model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
         return model
