@@ -5,8 +5,10 @@ bombs and raises `ImageError` naming the file for anything unreadable, so batch 
 report the file and go on.
 """
 
+import contextlib
 import io
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -48,6 +50,32 @@ def _to_rgb(image):
     return image.convert("RGB")
 
 
+_limit_lock = threading.Lock()
+_limit_users = 0
+_limit_saved = None
+
+
+@contextlib.contextmanager
+def pixel_limit():
+    """Pillow's process-wide ``Image.MAX_IMAGE_PIXELS`` at MAX_PIXELS while any thread opens an
+    image, and back to what it was when the last one is done. (A save and restore per call raced:
+    two threads of the server could leave the raised limit in place for good, and what an upload
+    was told then depended on what ran before it.)"""
+    global _limit_users, _limit_saved
+    with _limit_lock:
+        if _limit_users == 0:
+            _limit_saved = Image.MAX_IMAGE_PIXELS
+            Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+        _limit_users += 1
+    try:
+        yield
+    finally:
+        with _limit_lock:
+            _limit_users -= 1
+            if _limit_users == 0:
+                Image.MAX_IMAGE_PIXELS = _limit_saved
+
+
 def open_image(source, name=None):
     """Open `source` (path, bytes or file object) as an RGB PIL image.
 
@@ -63,18 +91,13 @@ def open_image(source, name=None):
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), pixel_limit():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            saved_limit = Image.MAX_IMAGE_PIXELS
-            Image.MAX_IMAGE_PIXELS = MAX_PIXELS
-            try:
-                with Image.open(source, formats=IMAGE_FORMATS) as image:
-                    image.seek(0)  # first frame of a GIF / animated WebP
-                    image = ImageOps.exif_transpose(image)
-                    image.load()
-                    return _to_rgb(image)
-            finally:
-                Image.MAX_IMAGE_PIXELS = saved_limit
+            with Image.open(source, formats=IMAGE_FORMATS) as image:
+                image.seek(0)  # first frame of a GIF / animated WebP
+                image = ImageOps.exif_transpose(image)
+                image.load()
+                return _to_rgb(image)
     except FileNotFoundError:
         raise ImageError(name, "file not found") from None
     except IsADirectoryError:
@@ -98,13 +121,11 @@ def decode_image_bytes(data, name, max_pixels, limit_text=None, reserve=None):
     `limit_text` saying the limit). `reserve(pixels)`: a context manager held while the image
     decodes (a server's budget of pixels in flight). ImageError(name, reason) for an empty,
     non-image or truncated file. What the app's and the server's uploads go through."""
-    import contextlib
-
     if not data:
         raise ImageError(name, "the file is empty")
     limit_text = limit_text or f"at most {max_pixels} pixels"
     try:
-        with Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as probe:  # reads the header only
+        with pixel_limit(), Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as probe:  # the header only
             width, height = probe.size
     except Image.DecompressionBombError as exc:  # PIL refuses even to open it
         raise TooManyPixels(name, f"too many pixels: {exc} ({limit_text})") from None

@@ -143,3 +143,53 @@ def test_the_usual_formats_still_decode(tmp_path, fmt):
     path = tmp_path / "photo.bin"
     Image.new("RGB", (16, 16), (200, 10, 10)).save(path, format=fmt)
     assert open_image(path).size == (16, 16)
+
+
+def test_the_pixel_limit_is_restored_when_threads_interleave():
+    """Two threads opening images at once (the server): the first raises Pillow's limit, the last
+    one out restores it, whatever the order they leave in (a save and restore per call left the
+    raised limit behind when the first one in left first)."""
+    import threading
+
+    from PIL import Image
+
+    from captioner.features.images import MAX_PIXELS, pixel_limit
+
+    before = Image.MAX_IMAGE_PIXELS
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with pixel_limit():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def second():
+        a_in.wait(10)
+        with pixel_limit():
+            b_in.set()
+            a_out.wait(10)
+            assert Image.MAX_IMAGE_PIXELS == MAX_PIXELS  # still raised while this one decodes
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert a_out.is_set() and Image.MAX_IMAGE_PIXELS == before
+
+
+def test_many_threads_decoding_leave_pillows_limit_as_it_was(tmp_path):
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from PIL import Image
+
+    from captioner.features.images import open_image
+
+    before = Image.MAX_IMAGE_PIXELS
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), (10, 20, 30)).save(buffer, "PNG")
+    with ThreadPoolExecutor(8) as pool:
+        sizes = list(pool.map(lambda _: open_image(buffer.getvalue()).size, range(200)))
+    assert set(sizes) == {(64, 48)} and Image.MAX_IMAGE_PIXELS == before
