@@ -67,3 +67,8 @@ def test_a_term_branch_run_saves_its_terms_in_the_run_and_the_model(tmp_path, ca
     assert r.label in han.TOPICS
     assert main(["train", *_argv(data, dev, tmp_path / "bad"), "--tfidf-terms"]) != 0
     assert "--tfidf-terms is a setting of the tf-idf branch: add --tfidf" in capsys.readouterr().err
+    for extra, message in ((["--tfidf", "--tfidf-ngrams", "2"], "are settings of --tfidf-terms: add it"),
+                           (["--tfidf", "--tfidf-terms", "--tfidf-min-df", "0"], "must be >= 1, got 1 and 0"),
+                           (["--tfidf", "--tfidf-terms", "--tfidf-dropout", "1"], "a probability in [0, 1), got 1.0")):
+        assert main(["train", *_argv(data, dev, tmp_path / "bad"), *extra]) != 0
+        assert message in capsys.readouterr().err, extra

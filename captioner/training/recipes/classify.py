@@ -88,6 +88,8 @@ class Classify(ClassifierRecipe):
             raise InputError("--tfidf-ngrams, --tfidf-min-df and --tfidf-dropout are settings of --tfidf-terms: add it")
         if c.tfidf_ngrams < 1 or c.tfidf_min_df < 1:
             raise InputError(f"--tfidf-ngrams and --tfidf-min-df must be >= 1, got {c.tfidf_ngrams} and {c.tfidf_min_df}")
+        if not 0 <= c.tfidf_dropout < 1:
+            raise InputError(f"--tfidf-dropout is a probability in [0, 1), got {c.tfidf_dropout}")
         if c.freeze_embeddings and not (c.embeddings and c.embeddings.lower() != "none"):
             raise InputError("--freeze-embeddings needs --embeddings (frozen random rows would learn nothing)")
 
@@ -161,8 +163,7 @@ class Classify(ClassifierRecipe):
                                    dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
                                    split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
                                    tfidf_terms=self.terms, tfidf_max_terms=c.tfidf_max_terms,
-                                   tfidf_ngrams=c.tfidf_ngrams if self.terms else 1,
-                                   tfidf_dropout=c.tfidf_dropout if self.terms else 0.0,
+                                   tfidf_ngrams=c.tfidf_ngrams, tfidf_dropout=c.tfidf_dropout,  # check(): only with terms
                                    training_config={"seed": seed, "dataset": c.dataset})
         model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
         return model
