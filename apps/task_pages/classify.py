@@ -62,7 +62,7 @@ if upload is not None:
     text, _ = decode_bytes(data)
     source = name
 
-loaded = common.model_or_explain(SPEC, "to classify documents", kinds=("DocumentClassifier",))
+loaded = common.model_or_explain(SPEC, "to classify documents", kinds=("DocumentClassifier", "DocumentEnsemble"))
 if loaded is None:
     st.stop()
 model, model_lock = loaded

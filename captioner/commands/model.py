@@ -10,9 +10,12 @@ or change a model file after training.
 decoded together in the one beam search: image captioners of one backbone and one vocabulary
 (`CaptionDecoderEnsemble`: the backbone runs once per image) or Seq2Seq models (translators,
 transliterators, headline models) with the same vocabularies and tokenizers (`Seq2SeqEnsemble`:
-what they share is saved once). Each member is loaded in safe mode; the ensemble takes the first
-member's decoding defaults unless given, is written atomically, loaded back in safe mode, and its
-output on a probe input (a generated image, or source ids) compared with the one before saving.
+what they share is saved once); or document classifiers (HANs) that read a text alike
+(`DocumentEnsemble`: their label probabilities combined, their attention averaged). --combine
+defaults to product for decoders, mixture for classifiers. Each member is loaded in safe mode;
+the ensemble takes the first member's decoding defaults unless given, is written atomically,
+loaded back in safe mode, and its output on a probe input (a generated image, source ids, or a
+text) compared with the one before saving.
 Its card lists every member's commands (from the members' cards) and then this one; each member's
 whole card is kept under ``extra.members``.
 
@@ -62,10 +65,11 @@ def register(subparsers):
     tools = p.add_subparsers(dest="tool", metavar="TOOL")
     e = tools.add_parser("ensemble", help="join models of one kind into one ensemble .keras file",
                          description=__doc__.split("\n\n")[2])
-    e.add_argument("members", nargs="+", help="two or more image captioner or Seq2Seq .keras files")
+    e.add_argument("members", nargs="+", help="two or more image captioner, Seq2Seq or document classifier .keras files")
     e.add_argument("--output", required=True, help="the ensemble .keras file (written atomically)")
-    e.add_argument("--combine", default="product", choices=("product", "mixture"),
-                   help="product (mean log-probability) or mixture (mean probability) of the next-word distributions")
+    e.add_argument("--combine", choices=("product", "mixture"),
+                   help="product (mean log-probability) or mixture (mean probability) of the members' distributions "
+                   "(default: product for decoders, mixture for classifiers)")
     e.add_argument("--beam-size", type=int, help="default: the first member's")
     e.add_argument("--alpha", type=float, help="default: the first member's")
     e.set_defaults(func=run_ensemble)
@@ -117,37 +121,51 @@ def _argv_after(args, tool):
     return argv[argv.index(tool) + 1:] if tool in argv else argv
 
 
-def _load(path):
+def _load(path, classifiers=False):
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
     from captioner.models.seq2seq import Translator
 
+    if classifiers:
+        from captioner.models.document_classifier import DocumentClassifier, DocumentEnsemble
+
+        return load_model_file(path, (ImageCaptioner, Translator, DocumentClassifier, DocumentEnsemble),
+                               "an image captioner, a Seq2Seq model or a document classifier")
     return load_model_file(path, (ImageCaptioner, Translator), "an image captioner or a Seq2Seq model")
 
 
-def build_ensemble(paths, combine="product", beam_size=None, alpha=None):
-    """The ensemble of the models at `paths` (all image captioners, or all Seq2Seq models).
-    InputError names the member that cannot join the first."""
+def build_ensemble(paths, combine=None, beam_size=None, alpha=None):
+    """The ensemble of the models at `paths` (all image captioners, all Seq2Seq models, or all
+    document classifiers). InputError names the member that cannot join the first."""
     import keras
 
     from captioner.errors import InputError
     from captioner.models.caption_decoder_ensemble import CaptionDecoderEnsemble
     from captioner.models.caption_decoder_model import CaptionDecoderModel
+    from captioner.models.document_classifier import DocumentClassifier, DocumentEnsemble
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 
     if len(paths) < 2:
         raise InputError("an ensemble needs two or more members")
-    models = [_load(p) for p in paths]
+    models = [_load(p, classifiers=True) for p in paths]
     first = models[0]
     for path, model in zip(paths, models):
+        if isinstance(model, (Seq2SeqEnsemble, DocumentEnsemble)) or (
+                isinstance(model, ImageCaptioner) and not isinstance(model.decoder, CaptionDecoderModel)):
+            raise InputError(f"{path}: is an ensemble already; join single models")
         if type(model) is not type(first) and not (isinstance(model, ImageCaptioner) and
                                                     isinstance(first, ImageCaptioner)):
             raise InputError(f"{path}: a {type(model).__name__}, {paths[0]} a {type(first).__name__}: "
                              "members must be of one kind")
-        if isinstance(model, Seq2SeqEnsemble) or (isinstance(model, ImageCaptioner) and
-                                                  not isinstance(model.decoder, CaptionDecoderModel)):
-            raise InputError(f"{path}: is an ensemble already; join single models")
+    if isinstance(first, DocumentClassifier):
+        if beam_size is not None or alpha is not None:
+            raise InputError("--beam-size and --alpha are decoding settings: document classifiers have none")
+        try:
+            return DocumentEnsemble(models, combine=combine)
+        except ValueError as exc:  # "member 2 reads its input differently from member 1: its vocabulary ..."
+            raise InputError(f"{' '.join(paths)}: {exc}") from None
+    combine = combine or "product"
     if isinstance(first, ImageCaptioner):
         for path, model in zip(paths, models):
             if model.backbone.name != first.backbone.name or model.grid_shape != first.grid_shape:
@@ -168,19 +186,36 @@ def build_ensemble(paths, combine="product", beam_size=None, alpha=None):
         raise InputError(f"{' '.join(paths)}: {exc}") from None
 
 
+PROBE_TEXT = ("Subject: a probe\n\nThe ensemble reads this text before it is saved and after it is loaded back. "
+              "Its label probabilities must agree.")
+
+
 def _probe(model):
-    """One input the model decodes: a generated image, or a few source ids."""
+    """One input the model decodes: a generated image, a few source ids, or a text."""
     import numpy as np
 
+    from captioner.models.document_classifier import DocumentEnsemble
     from captioner.models.image_captioner import ImageCaptioner
 
+    if isinstance(model, DocumentEnsemble):
+        return [PROBE_TEXT]
     if isinstance(model, ImageCaptioner):
         return np.random.default_rng(0).integers(0, 256, (1, *model.input_size, 3)).astype("uint8")
     return np.array([[4, 5, 6, 7]], np.int32) % len(model.source_vocabulary)
 
 
+def _output(model, probe):
+    from captioner.models.document_classifier import DocumentEnsemble
+
+    if isinstance(model, DocumentEnsemble):
+        [result] = model.classify(probe)
+        return {"tokens": [result.label], "scores": list(result.probabilities.values())}
+    return model.generate(probe)
+
+
 def _same_output(before, after, atol=0.05):
-    """Same tokens, or scores within `atol` (float16 storage may move a score in its third decimal)."""
+    """Same tokens (a classifier: label), or scores (probabilities) within `atol` (float16 storage
+    may move a score in its third decimal)."""
     import numpy as np
 
     tokens = [np.asarray(x["tokens"] if isinstance(x, dict) else x.tokens) for x in (before, after)]
@@ -193,6 +228,7 @@ def ensemble_card(output, paths, model, argv):
     import shlex
 
     from captioner.model_card import ModelCard, card_path
+    from captioner.models.document_classifier import DocumentEnsemble
     from captioner.models.image_captioner import ImageCaptioner
 
     cards = {}
@@ -203,23 +239,30 @@ def ensemble_card(output, paths, model, argv):
     commands.append("captioner model ensemble " + " ".join(shlex.quote(a) for a in argv))
     first = cards.get(os.path.basename(paths[0]))
     captioner = isinstance(model, ImageCaptioner)
+    classifier = isinstance(model, DocumentEnsemble)
     combine = model.decoder.combine if captioner else model.combine
-    config = {"members": [os.path.basename(p) for p in paths], "combine": combine, "beam_size": model.beam_size,
-              "alpha": model.alpha, "max_length": model.max_length}
+    config = {"members": [os.path.basename(p) for p in paths], "combine": combine}
+    if not classifier:
+        config.update(beam_size=model.beam_size, alpha=model.alpha, max_length=model.max_length)
     if captioner:
         config["backbone"] = model.backbone.name
-    kind = ("captioners of one backbone and vocabulary" if captioner else
-            "Seq2Seq models of one vocabulary and tokenizer")
+    if classifier:
+        task, notes = "classify", (f"{len(paths)} document classifiers that read a text alike; {combine} of their "
+                                   "label probabilities, the mean of their sentence and word attention (DocumentEnsemble)")
+    else:
+        kind = ("captioners of one backbone and vocabulary" if captioner else
+                "Seq2Seq models of one vocabulary and tokenizer")
+        task = "caption" if captioner else "translate"
+        notes = (f"{len(paths)} {kind}, decoded together in one beam search ({combine} of their next-word "
+                 f"distributions; {type(model.decoder if captioner else model).__name__})")
     return ModelCard(
-        model=os.path.basename(output), task=(first.task if first else ("caption" if captioner else "translate")),
-        command=commands, data=first.data if first else {}, config=config,
-        notes=f"{len(paths)} {kind}, decoded together in one beam search ({combine} of their next-word "
-              f"distributions; {type(model.decoder if captioner else model).__name__})",
+        model=os.path.basename(output), task=(first.task if first else task),
+        command=commands, data=first.data if first else {}, config=config, notes=notes,
         extra={"members": {name: card.to_dict() for name, card in cards.items()},
                "members_without_card": [os.path.basename(p) for p in paths if os.path.basename(p) not in cards]})
 
 
-def make_ensemble(paths, output, combine="product", beam_size=None, alpha=None, argv=None):
+def make_ensemble(paths, output, combine=None, beam_size=None, alpha=None, argv=None):
     """Build, save (atomically), load back and check the ensemble; write its card. Returns the
     loaded ensemble."""
     from captioner.errors import InputError
@@ -229,10 +272,10 @@ def make_ensemble(paths, output, combine="product", beam_size=None, alpha=None, 
         raise InputError(f"--output {output}: must end in .keras")
     ensemble = build_ensemble(paths, combine, beam_size, alpha)
     probe = _probe(ensemble)
-    before = ensemble.generate(probe)
+    before = _output(ensemble, probe)
     save_model(ensemble, output)
-    loaded = _load(output)
-    if not _same_output(before, loaded.generate(probe)):
+    loaded = _load(output, classifiers=True)
+    if not _same_output(before, _output(loaded, probe)):
         raise InputError(f"{output}: decodes differently once loaded back")
     argv = list(argv if argv is not None else [*paths, "--output", output])
     ensemble_card(output, paths, loaded, argv).save(output)
@@ -240,11 +283,15 @@ def make_ensemble(paths, output, combine="product", beam_size=None, alpha=None, 
 
 
 def run_ensemble(args):
+    from captioner.models.document_classifier import DocumentEnsemble
+    from captioner.models.image_captioner import ImageCaptioner
+
     model = make_ensemble(args.members, args.output, args.combine, args.beam_size, args.alpha,
                           argv=_argv_after(args, "ensemble"))
-    print(f"wrote {args.output}: {len(args.members)} members ({args.combine}), beam {model.beam_size}, "
-          f"alpha {model.alpha}, {os.path.getsize(args.output) / 1e6:.1f} MB; loaded back in safe mode, "
-          "same output on a probe input")
+    combine = model.decoder.combine if isinstance(model, ImageCaptioner) else model.combine
+    decoding = "" if isinstance(model, DocumentEnsemble) else f", beam {model.beam_size}, alpha {model.alpha}"
+    print(f"wrote {args.output}: {len(args.members)} members ({combine}){decoding}, "
+          f"{os.path.getsize(args.output) / 1e6:.1f} MB; loaded back in safe mode, same output on a probe input")
     return 0
 
 

@@ -50,9 +50,10 @@ import tensorflow as tf
 
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
+from captioner.models.compiled import compiled_method
+from captioner.models.ensemble import MemberEnsemble
 from captioner.models.text_model import TextTaskModel
 from captioner.text.vocabulary import Vocabulary
-from captioner.models.compiled import compiled_method
 
 TERM_PATTERN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token_pattern
 MAX_TERM_CHARS = 2_000_000  # characters of a text the term branch reads at most
@@ -68,17 +69,6 @@ def text_terms(text, ngrams=1):
     for n in range(2, int(ngrams) + 1):
         terms.extend(" ".join(words[i: i + n]) for i in range(len(words) - n + 1))
     return terms
-
-
-def rows_of(inputs, start, stop):
-    """Rows start:stop of an input array or of every array of an input dict."""
-    if isinstance(inputs, dict):
-        return {k: v[start:stop] for k, v in inputs.items()}
-    return inputs[start:stop]
-
-
-def count_of(inputs):
-    return len(inputs["document"] if isinstance(inputs, dict) else inputs)
 
 
 @dataclasses.dataclass
@@ -99,8 +89,101 @@ class DocumentClassification:
                 "truncated": self.truncated}
 
 
+class DocumentAPI:
+    """Text in, labels out, written once for a HAN and for an ensemble of them: a class using it
+    has ``attend(inputs)`` -> (logits, sentence weights, word weights), ``labels``, ``vocabulary``
+    and the reading settings (``max_sentences``, ``max_words``, ``split_long``, and the term
+    branch's ``tfidf_terms``, ``term_index``, ``tfidf_max_terms``, ``tfidf_ngrams``)."""
+
+    @property
+    def max_chars(self):
+        """Characters of a text read at most: far more than the words the model reads (25 a word),
+        so a 50 MB one-line file never reaches NLTK's tokenizer whole (its regex times out)."""
+        return max(10_000, (self.max_sentences + 1) * self.max_words * 25)
+
+    def read(self, text):
+        """(sentences of words as written, truncated?) of one text, as the model reads it."""
+        from captioner.data.documents import to_hierarchy
+
+        cut = len(text) > self.max_chars
+        sentences = to_hierarchy(text[: self.max_chars], self.max_sentences + 1, self.max_words, lower=False,
+                                 split_long=self.split_long)
+        return sentences[: self.max_sentences], cut or len(sentences) > self.max_sentences
+
+    def encode(self, hierarchies):
+        """[[words]] per document -> (B, max_sentences, max_words) int32 ids (words lower-cased)."""
+        ids = np.zeros((len(hierarchies), self.max_sentences, self.max_words), np.int32)
+        lookup = self.vocabulary.token_to_id
+        for b, sentences in enumerate(hierarchies):
+            for s, words in enumerate(sentences[: self.max_sentences]):
+                row = [lookup(w.lower()) for w in words[: self.max_words]]
+                ids[b, s, : len(row)] = row
+        return ids
+
+    def encode_terms(self, texts):
+        """Texts -> {"terms" (B, U) int32, "term_counts" (B, U) float32}: each text's first
+        ``tfidf_max_terms`` distinct terms of the branch's vocabulary, in order of appearance, and
+        how often each occurs (U: the most any text has, at least 1)."""
+        bags = []
+        for text in texts:
+            counts = collections.Counter(t for t in text_terms(text, self.tfidf_ngrams) if t in self.term_index)
+            bags.append(list(counts.items())[: self.tfidf_max_terms])  # a Counter keeps first appearance order
+        width = max([len(b) for b in bags] + [1])
+        terms, counts = np.zeros((len(texts), width), np.int32), np.zeros((len(texts), width), np.float32)
+        for i, bag in enumerate(bags):
+            terms[i, : len(bag)] = [self.term_index[t] for t, _ in bag]
+            counts[i, : len(bag)] = [n for _, n in bag]
+        return {"terms": terms, "term_counts": counts}
+
+    def inputs_of(self, texts, hierarchies):
+        """The model's inputs for texts read as `hierarchies`: the (B, S, W) ids, or with
+        tfidf_terms {"document", "terms", "term_counts"}."""
+        ids = self.encode(hierarchies)
+        return {"document": ids, **self.encode_terms(texts)} if self.tfidf_terms else ids
+
+    @compiled_method
+    def _predict_fn(self, x):
+        logits, sentence_alpha, word_alpha = self.attend(x, training=False)
+        return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
+
+    def predict_attention(self, ids, batch_size=64):
+        """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""
+        count = len(tf.nest.flatten(ids)[0])  # the (B, S, W) ids, or every array of the inputs dict
+        outs = [self._predict_fn(tf.nest.map_structure(lambda v, i=i: tf.convert_to_tensor(v[i:i + batch_size]), ids))
+                for i in range(0, count, batch_size)]
+        if not outs:
+            k, shape = len(self.labels), (ids["document"] if isinstance(ids, dict) else ids).shape
+            return np.zeros((0, k), np.float32), np.zeros((0,) + shape[1:2], np.float32), np.zeros((0,) + shape[1:])
+        return tuple(np.concatenate([o[j].numpy().astype(np.float32) for o in outs]) for j in range(3))
+
+    def classify(self, texts, batch_size=64):
+        """One :class:`DocumentClassification` per text, in order. A text without a word is an
+        InputError naming its position."""
+        from captioner.errors import InputError
+
+        if isinstance(texts, str):
+            raise TypeError("classify() takes a list of texts")
+        read = [self.read(t) for t in texts]
+        for i, (sentences, _) in enumerate(read):
+            if not sentences:
+                raise InputError(f"document {i + 1}: no words to classify")
+        probs, sentence_alpha, word_alpha = self.predict_attention(self.inputs_of(texts, [r[0] for r in read]),
+                                                                   batch_size)
+        out = []
+        for i, (sentences, truncated) in enumerate(read):
+            shown = [s[: self.max_words] for s in sentences]
+            out.append(DocumentClassification(
+                label=self.labels[int(np.argmax(probs[i]))],
+                probabilities={lab: float(probs[i, k]) for k, lab in enumerate(self.labels)},
+                sentences=shown,
+                sentence_weights=[float(a) for a in sentence_alpha[i, : len(shown)]],
+                word_weights=[[float(a) for a in word_alpha[i, s, : len(words)]] for s, words in enumerate(shown)],
+                truncated=truncated))
+        return out
+
+
 @keras.saving.register_keras_serializable(package="captioner")
-class DocumentClassifier(TextTaskModel, keras.Model):
+class DocumentClassifier(DocumentAPI, TextTaskModel, keras.Model):
     """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
 
     model_kind = "a document classifier"
@@ -233,92 +316,6 @@ class DocumentClassifier(TextTaskModel, keras.Model):
     def call(self, inputs, training=False):
         return self.attend(inputs, training=training)[0]
 
-    # -- text in, labels out -----------------------------------------------------------------
-    @property
-    def max_chars(self):
-        """Characters of a text read at most: far more than the words the model reads (25 a word),
-        so a 50 MB one-line file never reaches NLTK's tokenizer whole (its regex times out)."""
-        return max(10_000, (self.max_sentences + 1) * self.max_words * 25)
-
-    def read(self, text):
-        """(sentences of words as written, truncated?) of one text, as the model reads it."""
-        from captioner.data.documents import to_hierarchy
-
-        cut = len(text) > self.max_chars
-        sentences = to_hierarchy(text[: self.max_chars], self.max_sentences + 1, self.max_words, lower=False,
-                                 split_long=self.split_long)
-        return sentences[: self.max_sentences], cut or len(sentences) > self.max_sentences
-
-    def encode(self, hierarchies):
-        """[[words]] per document -> (B, max_sentences, max_words) int32 ids (words lower-cased)."""
-        ids = np.zeros((len(hierarchies), self.max_sentences, self.max_words), np.int32)
-        lookup = self.vocabulary.token_to_id
-        for b, sentences in enumerate(hierarchies):
-            for s, words in enumerate(sentences[: self.max_sentences]):
-                row = [lookup(w.lower()) for w in words[: self.max_words]]
-                ids[b, s, : len(row)] = row
-        return ids
-
-    def encode_terms(self, texts):
-        """Texts -> {"terms" (B, U) int32, "term_counts" (B, U) float32}: each text's first
-        ``tfidf_max_terms`` distinct terms of the branch's vocabulary, in order of appearance, and
-        how often each occurs (U: the most any text has, at least 1)."""
-        bags = []
-        for text in texts:
-            counts = collections.Counter(t for t in text_terms(text, self.tfidf_ngrams) if t in self.term_index)
-            bags.append(list(counts.items())[: self.tfidf_max_terms])  # a Counter keeps first appearance order
-        width = max([len(b) for b in bags] + [1])
-        terms, counts = np.zeros((len(texts), width), np.int32), np.zeros((len(texts), width), np.float32)
-        for i, bag in enumerate(bags):
-            terms[i, : len(bag)] = [self.term_index[t] for t, _ in bag]
-            counts[i, : len(bag)] = [n for _, n in bag]
-        return {"terms": terms, "term_counts": counts}
-
-    def inputs_of(self, texts, hierarchies):
-        """The model's inputs for texts read as `hierarchies`: the (B, S, W) ids, or with
-        tfidf_terms {"document", "terms", "term_counts"}."""
-        ids = self.encode(hierarchies)
-        return {"document": ids, **self.encode_terms(texts)} if self.tfidf_terms else ids
-
-    @compiled_method
-    def _predict_fn(self, x):
-        logits, sentence_alpha, word_alpha = self.attend(x, training=False)
-        return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
-
-    def predict_attention(self, ids, batch_size=64):
-        """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""
-        outs = [self._predict_fn(tf.nest.map_structure(tf.convert_to_tensor, rows_of(ids, i, i + batch_size)))
-                for i in range(0, count_of(ids), batch_size)]
-        if not outs:
-            k, shape = len(self.labels), (ids["document"] if isinstance(ids, dict) else ids).shape
-            return np.zeros((0, k), np.float32), np.zeros((0,) + shape[1:2], np.float32), np.zeros((0,) + shape[1:])
-        return tuple(np.concatenate([o[j].numpy().astype(np.float32) for o in outs]) for j in range(3))
-
-    def classify(self, texts, batch_size=64):
-        """One :class:`DocumentClassification` per text, in order. A text without a word is an
-        InputError naming its position."""
-        from captioner.errors import InputError
-
-        if isinstance(texts, str):
-            raise TypeError("classify() takes a list of texts")
-        read = [self.read(t) for t in texts]
-        for i, (sentences, _) in enumerate(read):
-            if not sentences:
-                raise InputError(f"document {i + 1}: no words to classify")
-        probs, sentence_alpha, word_alpha = self.predict_attention(self.inputs_of(texts, [r[0] for r in read]),
-                                                                   batch_size)
-        out = []
-        for i, (sentences, truncated) in enumerate(read):
-            shown = [s[: self.max_words] for s in sentences]
-            out.append(DocumentClassification(
-                label=self.labels[int(np.argmax(probs[i]))],
-                probabilities={lab: float(probs[i, k]) for k, lab in enumerate(self.labels)},
-                sentences=shown,
-                sentence_weights=[float(a) for a in sentence_alpha[i, : len(shown)]],
-                word_weights=[[float(a) for a in word_alpha[i, s, : len(words)]] for s, words in enumerate(shown)],
-                truncated=truncated))
-        return out
-
     def get_config(self):
         return {**super().get_config(), "vocabulary": list(self.vocabulary.tokens), "labels": list(self.labels),
                 "embedding_dim": self.embedding_dim, "word_units": self.word_units,
@@ -332,5 +329,55 @@ class DocumentClassifier(TextTaskModel, keras.Model):
                    if self.tfidf_terms else {})}
 
 
-def load_document_classifier(path) -> DocumentClassifier:
-    return DocumentClassifier.load(path)
+@keras.saving.register_keras_serializable(package="captioner")
+class DocumentEnsemble(MemberEnsemble, DocumentAPI, TextTaskModel, keras.Model):
+    """HANs trained apart (seeds), one model used like one: the label probabilities combine the
+    members' (``combine``: "mixture", their mean, by default; "product", their normalized
+    geometric mean), the sentence and word weights shown are the mean of theirs. Every member
+    reads a text alike (vocabulary, labels, sentences and words kept, the term branch's terms), so
+    one reading serves them all and what they share is saved once."""
+
+    member_class = DocumentClassifier
+    what = "a document classifier ensemble"
+    model_kind = "a document classifier"
+    SHARED = ("vocabulary", "labels", "tfidf_terms")
+    minimum = 2
+    default_combine = "mixture"
+
+    def same_reading(self):
+        return {"vocabulary": lambda m: tuple(m.vocabulary.tokens), "labels": lambda m: m.labels,
+                "reading": lambda m: (m.max_sentences, m.max_words, m.split_long),
+                "terms": lambda m: (m.tfidf_terms, m.tfidf_max_terms, m.tfidf_ngrams) if m.tfidf_terms else None}
+
+    def __init__(self, members, combine=None, training_config=None, shared=None, **kwargs):
+        super().__init__(**kwargs)
+        self.take_members(members, shared, combine)
+        self.training_config = training_config or {}
+        self.built = True
+
+    # how a text is read: member 1's (same_reading checked that every member reads alike)
+    vocabulary = property(lambda self: self.members[0].vocabulary)
+    labels = property(lambda self: self.members[0].labels)
+    max_sentences = property(lambda self: self.members[0].max_sentences)
+    max_words = property(lambda self: self.members[0].max_words)
+    split_long = property(lambda self: self.members[0].split_long)
+    tfidf_terms = property(lambda self: self.members[0].tfidf_terms)
+    term_index = property(lambda self: self.members[0].term_index)
+    tfidf_max_terms = property(lambda self: self.members[0].tfidf_max_terms)
+    tfidf_ngrams = property(lambda self: self.members[0].tfidf_ngrams)
+
+    def attend(self, inputs, training=False):
+        """As a member's: (log-probabilities (B, K), mean sentence weights, mean word weights)."""
+        outs = [m.attend(inputs, training=training) for m in self.members]
+        mean = [tf.add_n([tf.cast(o[j], tf.float32) for o in outs]) / len(outs) for j in (1, 2)]
+        return self.combine_logits([o[0] for o in outs]), mean[0], mean[1]
+
+    def get_config(self):
+        return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
+
+
+def load_document_classifier(path) -> DocumentClassifier | DocumentEnsemble:
+    from captioner.models.loading import load_model_file
+
+    return load_model_file(path, (DocumentClassifier, DocumentEnsemble), DocumentClassifier.model_kind,
+                           hint=DocumentClassifier.train_hint)

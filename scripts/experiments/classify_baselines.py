@@ -160,7 +160,7 @@ def evaluate_han(model_path, dev_docs):
     t1 = time.perf_counter()
     return {**_scores([d.label for d in dev_docs], [r.label for r in results]), "fit_s": None,
             "predict_s": round(t1 - t0, 3), "model": str(model_path),
-            "config": {k: v for k, v in model.get_config().items() if k not in ("vocabulary", "labels", "name",
+            "config": {k: v for k, v in model.get_config().items() if k not in ("vocabulary", "labels", "name", "shared",
                                                                                   "trainable", "dtype")},
             "vocabulary": len(model.vocabulary)}
 

@@ -121,3 +121,36 @@ def test_set_defaults_refuses_seq2seq_only_settings_for_a_captioner(captioner_fi
     assert main(["model", "set-defaults", "--model", str(captioner_file), "--no-repeat-ngram", "3"]) == 2
     assert "no n-gram blocking" in capsys.readouterr().err
     assert keras.models.load_model(captioner_file).beam_size == 2  # untouched
+
+
+def test_two_document_classifiers_become_one_file_that_captioner_classify_reads(tmp_path, capsys):
+    from support.han import tiny_classifier
+
+    from captioner.models.document_classifier import DocumentEnsemble
+
+    paths = []
+    for seed in (0, 1):
+        paths.append(str(tmp_path / f"h{seed}.keras"))
+        tiny_classifier(seed=seed, train_steps=2).save(paths[-1])
+    (tmp_path / "h0.json").write_text(json.dumps({"model": "h0.keras", "task": "classify",
+                                                  "command": ["captioner train classify --seed 0"]}))
+    out = tmp_path / "han.keras"
+    assert main(["model", "ensemble", *paths, "--output", str(out)]) == 0
+    assert "2 members (mixture), " in capsys.readouterr().out
+    loaded = keras.models.load_model(out)
+    assert isinstance(loaded, DocumentEnsemble) and loaded.combine == "mixture"
+    card = json.loads((tmp_path / "han.json").read_text())
+    assert card["task"] == "classify" and card["config"] == {"members": ["h0.keras", "h1.keras"], "combine": "mixture"}
+    assert card["command"] == ["captioner train classify --seed 0", f"captioner model ensemble {paths[0]} {paths[1]} "
+                               f"--output {out}"]
+    post = tmp_path / "post.txt"
+    post.write_text("Subject: launch\n\nThe rocket reached orbit. Nasa said so.\n", encoding="utf-8")
+    rows = tmp_path / "rows.jsonl"
+    assert main(["classify", "--model", str(out), str(post), "--output", str(rows)]) == 0
+    [row] = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert row["label"] in loaded.labels and abs(sum(row["probabilities"].values()) - 1) < 1e-4
+    assert main(["model", "ensemble", paths[0], str(out), "--output", str(tmp_path / "x.keras")]) == 2
+    assert "han.keras: is an ensemble already" in capsys.readouterr().err
+    assert main(["model", "ensemble", *paths, "--output", str(tmp_path / "y.keras"), "--beam-size", "3"]) == 2
+    assert "document classifiers have none" in capsys.readouterr().err
+    assert not (tmp_path / "x.keras").exists() and not (tmp_path / "y.keras").exists()

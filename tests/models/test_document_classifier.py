@@ -228,3 +228,68 @@ def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
     assert DocumentClassifier.from_config(model.get_config()).tfidf_dropout == 0.5
     with pytest.raises(ValueError, match="needs tfidf_terms"):
         DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_dropout=0.5)
+
+
+def term_classifier(seed, texts, train_steps=0, **overrides):
+    """A tiny HAN with a term branch over `texts`' terms (idf fitted on them), trained a few steps."""
+    from captioner.data.documents import to_hierarchy
+    from captioner.training.recipes.classify import train_terms
+
+    keras.utils.set_random_seed(seed)
+    terms = train_terms([type("D", (), {"text": t}) for t in texts])
+    settings = {"embedding_dim": 8, "word_units": 6, "sentence_units": 6, "attention_units": 8, "dropout": 0.0,
+                "max_sentences": 6, "max_words": 9, "tfidf": True, "tfidf_terms": terms, **overrides}
+    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), **settings)
+    x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
+    model.fit_idf(x)
+    if train_steps:
+        from captioner.training.trainer import classifier_compile_args
+
+        y = np.array([i % len(TOPICS) for i in range(len(texts))])
+        model.compile(optimizer=keras.optimizers.Adam(0.02), **classifier_compile_args())
+        model.fit(x, y, batch_size=16, epochs=train_steps, verbose=0)
+    return model
+
+
+def test_an_ensemble_of_hans_reads_once_mixes_probabilities_averages_attention_and_saves_shared_parts_once(tmp_path):
+    from captioner.models.document_classifier import DocumentEnsemble
+
+    rng = random.Random(3)
+    texts = [make_text(g, rng) for g in sorted(TOPICS) * 12]
+    members = [term_classifier(seed, texts, train_steps=3) for seed in (0, 1)]
+    ensemble = DocumentEnsemble(members)
+    assert ensemble.combine == "mixture" and ensemble.labels == members[0].labels
+    probe = texts[:5] + ["Subject: orbit\n\nThe rocket left the lunar orbit. The nasa clinic was closed."]
+    results = [m.classify(probe) for m in members]
+    mixed = ensemble.classify(probe)
+    for i, r in enumerate(mixed):
+        want = np.mean([[res[i].probabilities[k] for k in ensemble.labels] for res in results], axis=0)
+        np.testing.assert_allclose([r.probabilities[k] for k in ensemble.labels], want, atol=1e-5)
+        assert r.label == ensemble.labels[int(np.argmax(want))]
+        np.testing.assert_allclose(r.sentence_weights, np.mean([res[i].sentence_weights for res in results], 0),
+                                   atol=1e-5)
+        assert r.sentences == results[0][i].sentences
+    product = DocumentEnsemble(members, combine="product").classify(probe[:1])[0].probabilities
+    geometric = np.exp(np.mean([np.log([res[0].probabilities[k] for k in ensemble.labels]) for res in results], 0))
+    np.testing.assert_allclose([product[k] for k in ensemble.labels], geometric / geometric.sum(), atol=1e-5)
+
+    path = tmp_path / "ensemble.keras"
+    ensemble.save(path)
+    config = json.loads(__import__("zipfile").ZipFile(path).read("config.json"))["config"]
+    assert set(config["shared"]) == {"vocabulary", "labels", "tfidf_terms"}  # saved once, not per member
+    assert not any(k in m["config"] for m in config["members"] for k in config["shared"])
+    loaded = load_document_classifier(path)
+    assert isinstance(loaded, DocumentEnsemble) and loaded.combine == "mixture"
+    again = loaded.classify(probe)
+    np.testing.assert_allclose([r.probabilities[k] for r in again for k in loaded.labels],
+                               [r.probabilities[k] for r in mixed for k in loaded.labels], atol=1e-5)
+    assert [r.label for r in again] == [r.label for r in mixed]
+
+    with pytest.raises(ValueError, match="at least two members"):
+        DocumentEnsemble(members[:1])
+    with pytest.raises(ValueError, match="member 2 reads its input differently from member 1: its reading"):
+        DocumentEnsemble([members[0], term_classifier(2, texts, max_sentences=5)])
+    with pytest.raises(ValueError, match="member 2 is a DocumentEnsemble"):
+        DocumentEnsemble([members[0], ensemble])
+    with pytest.raises(NotImplementedError, match="trained member by member"):
+        ensemble(ensemble.inputs_of(probe[:1], [ensemble.read(probe[0])[0]]))
