@@ -131,7 +131,7 @@ def test_two_document_classifiers_become_one_file_that_captioner_classify_reads(
     paths = []
     for seed in (0, 1):
         paths.append(str(tmp_path / f"h{seed}.keras"))
-        tiny_classifier(seed=seed, train_steps=2).save(paths[-1])
+        tiny_classifier(seed=seed).save(paths[-1])
     (tmp_path / "h0.json").write_text(json.dumps({"model": "h0.keras", "task": "classify",
                                                   "command": ["captioner train classify --seed 0"]}))
     out = tmp_path / "han.keras"

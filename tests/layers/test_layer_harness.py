@@ -257,6 +257,7 @@ TESTED_ELSEWHERE = {
     "VideoCaptioner": "tests/models/test_video_models.py",
     "VideoClassifier": "tests/models/test_video_models.py",
     "EntailmentEnsemble": "tests/models/test_entailment.py (members are EntailmentClassifier, run here)",
+    "DocumentEnsemble": "tests/models/test_document_classifier.py (members are DocumentClassifier, run here)",
     "Seq2SeqEnsemble": "tests/models/test_seq2seq_ensemble.py (members are Seq2Seq, run here)",
     "CaptionDecoderEnsemble": "tests/models/test_caption_decoder_ensemble.py (members are CaptionDecoderModel, run here)",
 }

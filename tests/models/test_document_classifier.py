@@ -256,7 +256,7 @@ def test_an_ensemble_of_hans_reads_once_mixes_probabilities_averages_attention_a
 
     rng = random.Random(3)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 12]
-    members = [term_classifier(seed, texts, train_steps=3) for seed in (0, 1)]
+    members = [term_classifier(seed, texts) for seed in (0, 1)]  # untrained: the rule, not the topics, is tested
     ensemble = DocumentEnsemble(members)
     assert ensemble.combine == "mixture" and ensemble.labels == members[0].labels
     probe = texts[:5] + ["Subject: orbit\n\nThe rocket left the lunar orbit. The nasa clinic was closed."]
