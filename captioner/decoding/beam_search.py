@@ -118,11 +118,13 @@ def _search_sizes(beam_size, max_length):
             value = tf.cast(value, tf.int32)
             static = tf.get_static_value(value)
             if static is None:
-                checks.append(tf.debugging.assert_greater_equal(value, 1, message=f"{name} must be >= 1"))
                 # an exported signature's input: the commands' documented bound (captioner.errors.SEARCH_BOUNDS)
                 high = GRAPH_BOUNDS[name]
-                checks.append(tf.debugging.assert_less_equal(value, high, message=f"{name} must be at most {high}"))
-                sizes.append(tf.reshape(value, []))
+                checked = [tf.debugging.assert_greater_equal(value, 1, message=f"{name} must be >= 1"),
+                           tf.debugging.assert_less_equal(value, high, message=f"{name} must be at most {high}")]
+                checks.extend(checked)
+                with tf.control_dependencies(checked):  # no op reads the size before its check has passed
+                    sizes.append(tf.identity(tf.reshape(value, [])))
                 continue
             value = int(static)
         value = int(value)

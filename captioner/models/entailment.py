@@ -38,7 +38,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.layers.text_encoder import TextEncoder
-from captioner.models.text_model import TextTaskModel
+from captioner.models.text_model import TextTaskModel, untracked_table
 from captioner.text.tokenizer import tokenize
 from captioner.text.vocabulary import Vocabulary
 from captioner.text.wordnet import (
@@ -157,13 +157,13 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
         self.hidden_units = hidden_units
         self.dropout = dropout
         self.use_pair_features = use_pair_features
-        self.lexicon = lexicon or None  # {"lemma", "general", "antonym"} from build_lexicon, or None
+        self.lexicon = untracked_table(lexicon)  # {"lemma", "general", "antonym"} from build_lexicon, or None
         self.max_length = int(max_length)
         # > 0: in training, also regress SICK's relatedness score (1-5, scaled to 0-1) from the
         # hidden layer, an auxiliary loss of this weight (inputs["relatedness"], training only)
         self.relatedness_weight = float(relatedness_weight)
         # {"base", "synonym", "antonym", "hypernym", "parents"} from build_relations, or None: KIM's r_ij
-        self.relations = relations or None
+        self.relations = untracked_table(relations)
         self.word_relations = WordRelations(self.relations) if self.relations else None
         self.training_config = training_config or {}
         self.encoder = TextEncoder(len(self.vocabulary), embedding_dim=embedding_dim, units=units, cell="gru",
@@ -242,8 +242,9 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
             **super().get_config(),
             "vocabulary": list(self.vocabulary.tokens), "embedding_dim": self.embedding_dim,
             "units": self.units, "hidden_units": self.hidden_units, "dropout": self.dropout,
-            "use_pair_features": self.use_pair_features, "lexicon": self.lexicon, "max_length": self.max_length,
-            "relatedness_weight": self.relatedness_weight, "relations": self.relations,
+            "use_pair_features": self.use_pair_features, "lexicon": self.lexicon and dict(self.lexicon),
+            "max_length": self.max_length, "relatedness_weight": self.relatedness_weight,
+            "relations": self.relations and dict(self.relations),
             "training_config": self.training_config,
         }
 
