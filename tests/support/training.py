@@ -59,7 +59,8 @@ def assert_recipe_batches_replay(argv):
     `steps_per_pass()` of them; a second recipe prepared with --resume on the same run directory
     (a restarted process, reading the cached vocabularies) streams the very same batches. The
     Trainer's part (the endless stream cut into epochs, the checkpoint) is tested end to end once,
-    with `assert_resume_replays_batches` (test_train_caption.py, test_train_translate.py)."""
+    with `assert_resume_replays_batches` (test_train_translate.py; self-critical training's own
+    samples and rewards in test_scst.py)."""
     import argparse
     import dataclasses
 

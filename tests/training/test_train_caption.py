@@ -10,7 +10,6 @@ import textwrap
 import numpy as np
 import pytest
 
-from captioner.cli import main
 from support.training import TINY_CAPTION, train_caption
 from support import fresh_python
 
@@ -120,14 +119,13 @@ def test_mirrored_strategy_over_two_logical_cpus(shapes_flickr8k, tmp_path):
     assert (tmp_path / "run" / "model.keras").exists()
 
 
-def test_resume_replays_the_same_batches(shapes_flickr8k, tmp_path, monkeypatch):
-    from support.training import assert_resume_replays_batches
+def test_caption_batches_replay_on_resume(shapes_flickr8k, trained, tmp_path):
+    """The recipe's contract (the Trainer's resume end to end: `trained` above, killed after epoch 1
+    and resumed, and test_train_translate.py's mid-pass resume), on the features `trained` extracted."""
+    from support.training import assert_recipe_batches_replay
 
-    features = tmp_path / "features.h5"
-    assert_resume_replays_batches(
-        lambda out, *extra: main(["train", "caption", "--data-dir", str(shapes_flickr8k), "--features", str(features),
-                                  "--output-dir", str(out), *TINY_CAPTION, "--final-eval-beams", "", *extra]),
-        tmp_path, monkeypatch)
+    assert_recipe_batches_replay(["caption", "--data-dir", shapes_flickr8k, "--features", trained / "features.h5",
+                                  "--output-dir", tmp_path / "run", *TINY_CAPTION])
 
 
 def test_the_final_evaluation_at_several_beams_starts_one_meteor_process(shapes_flickr8k, tmp_path, monkeypatch,
