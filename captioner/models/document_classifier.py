@@ -51,7 +51,7 @@ import tensorflow as tf
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
 from captioner.models.compiled import compiled_method
-from captioner.models.ensemble import MemberEnsemble
+from captioner.models.ensemble import ClassifierEnsemble, from_member
 from captioner.models.text_model import TextTaskModel
 from captioner.text.vocabulary import Vocabulary
 
@@ -330,7 +330,7 @@ class DocumentClassifier(DocumentAPI, TextTaskModel, keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class DocumentEnsemble(MemberEnsemble, DocumentAPI, TextTaskModel, keras.Model):
+class DocumentEnsemble(ClassifierEnsemble, DocumentAPI, TextTaskModel, keras.Model):
     """HANs trained apart (seeds), one model used like one: the label probabilities combine the
     members' (``combine``: "mixture", their mean, by default; "product", their normalized
     geometric mean), the sentence and word weights shown are the mean of theirs. Every member
@@ -342,38 +342,23 @@ class DocumentEnsemble(MemberEnsemble, DocumentAPI, TextTaskModel, keras.Model):
     model_kind = "a document classifier"
     SHARED = ("vocabulary", "labels", "tfidf_terms")
     minimum = 2
-    default_combine = "mixture"
 
     def same_reading(self):
         return {"vocabulary": lambda m: tuple(m.vocabulary.tokens), "labels": lambda m: m.labels,
                 "reading": lambda m: (m.max_sentences, m.max_words, m.split_long),
                 "terms": lambda m: (m.tfidf_terms, m.tfidf_max_terms, m.tfidf_ngrams) if m.tfidf_terms else None}
 
-    def __init__(self, members, combine=None, training_config=None, shared=None, **kwargs):
-        super().__init__(**kwargs)
-        self.take_members(members, shared, combine)
-        self.training_config = training_config or {}
-        self.built = True
-
     # how a text is read: member 1's (same_reading checked that every member reads alike)
-    vocabulary = property(lambda self: self.members[0].vocabulary)
-    labels = property(lambda self: self.members[0].labels)
-    max_sentences = property(lambda self: self.members[0].max_sentences)
-    max_words = property(lambda self: self.members[0].max_words)
-    split_long = property(lambda self: self.members[0].split_long)
-    tfidf_terms = property(lambda self: self.members[0].tfidf_terms)
-    term_index = property(lambda self: self.members[0].term_index)
-    tfidf_max_terms = property(lambda self: self.members[0].tfidf_max_terms)
-    tfidf_ngrams = property(lambda self: self.members[0].tfidf_ngrams)
+    vocabulary, labels = from_member("vocabulary"), from_member("labels")
+    max_sentences, max_words, split_long = from_member("max_sentences"), from_member("max_words"), from_member("split_long")
+    tfidf_terms, term_index = from_member("tfidf_terms"), from_member("term_index")
+    tfidf_max_terms, tfidf_ngrams = from_member("tfidf_max_terms"), from_member("tfidf_ngrams")
 
     def attend(self, inputs, training=False):
         """As a member's: (log-probabilities (B, K), mean sentence weights, mean word weights)."""
         outs = [m.attend(inputs, training=training) for m in self.members]
         mean = [tf.add_n([tf.cast(o[j], tf.float32) for o in outs]) / len(outs) for j in (1, 2)]
         return self.combine_logits([o[0] for o in outs]), mean[0], mean[1]
-
-    def get_config(self):
-        return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
 
 
 def load_document_classifier(path) -> DocumentClassifier | DocumentEnsemble:

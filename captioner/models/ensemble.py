@@ -5,18 +5,18 @@ Every ensemble of the project (`Seq2SeqEnsemble` of translators, `CaptionDecoder
 caption decoders, `EntailmentEnsemble` of entailment classifiers) is a `MemberEnsemble` before
 the task's own API in its bases, and says only what differs::
 
-    class EntailmentEnsemble(MemberEnsemble, _TextPairAPI, keras.Model):
+    class EntailmentEnsemble(ClassifierEnsemble, _TextPairAPI, keras.Model):
         member_class = EntailmentClassifier
         what = "an entailment ensemble"
         SHARED = ("vocabulary", "lexicon", "relations")   # saved once, not per member
-        default_combine = "mixture"
 
         def same_reading(self):                            # what every member reads as member 1
             return {"vocabulary": lambda m: tuple(m.vocabulary.tokens), ...}
 
-        def __init__(self, members, combine=None, shared=None, **kwargs):
-            super().__init__(**kwargs)
-            self.take_members(members, shared, combine)
+        vocabulary = from_member("vocabulary")             # how it reads: member 1's
+
+(`ClassifierEnsemble` is a `MemberEnsemble` whose constructor and config are its members, the
+rule, what they share and a training config; a decoder ensemble calls `take_members` itself.)
 
 What the family does once for all of them:
 
@@ -85,3 +85,26 @@ class MemberEnsemble:
     def call(self, inputs, training=False):
         raise NotImplementedError(f"{self.what} is trained member by member: train each {self.member_class.__name__}, "
                                   "then join them (`captioner model ensemble`)")
+
+
+def from_member(name):
+    """A property that is member 1's `name` (what `same_reading` checked every member shares)."""
+    return property(lambda self: getattr(self.members[0], name))
+
+
+class ClassifierEnsemble(MemberEnsemble):
+    """The members, the combine rule, what they share and a training config are a classifier
+    ensemble's whole constructor and config (`EntailmentEnsemble`, `DocumentEnsemble`); its label
+    distributions are mixed by default."""
+
+    default_combine = "mixture"
+
+    def __init__(self, members, combine=None, training_config=None, shared=None, **kwargs):
+        super().__init__(**kwargs)
+        self.take_members(members, shared, combine)
+        self.training_config = training_config or {}
+        self.built = True
+
+    def get_config(self):
+        return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
+

@@ -45,7 +45,7 @@ from captioner.text.wordnet import (
     NUM_LEXICON_FEATURES, RELATIONS, WordRelations, lexicon_features,
 )
 from captioner.models.compiled import compiled_method
-from captioner.models.ensemble import MemberEnsemble
+from captioner.models.ensemble import ClassifierEnsemble, from_member
 
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 NEGATIONS = frozenset({"no", "not", "n't", "nobody", "none", "nothing", "never", "nowhere", "neither",
@@ -250,7 +250,7 @@ class EntailmentClassifier(_TextPairAPI, keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class EntailmentEnsemble(MemberEnsemble, _TextPairAPI, keras.Model):
+class EntailmentEnsemble(ClassifierEnsemble, _TextPairAPI, keras.Model):
     """Classifiers trained apart (different seeds), one model: the probabilities combine the
     members' (`combine`: "mixture", their mean, by default; "product", their normalized geometric
     mean; the logits this returns are the log of the result), the attention is the mean of
@@ -260,21 +260,14 @@ class EntailmentEnsemble(MemberEnsemble, _TextPairAPI, keras.Model):
     member_class = EntailmentClassifier
     what = "an entailment ensemble"
     SHARED = ("vocabulary", "lexicon", "relations")  # what every member reads alike: saved once
-    default_combine = "mixture"
 
     def same_reading(self):
         return {"vocabulary": lambda m: tuple(m.vocabulary.tokens), "max_length": lambda m: m.max_length,
                 "features": lambda m: m.num_features, "lexicon": lambda m: m.lexicon, "relations": lambda m: m.relations}
 
-    def __init__(self, members, combine=None, training_config=None, shared=None, **kwargs):
-        super().__init__(**kwargs)
-        self.take_members(members, shared, combine)
-        self.training_config = training_config or {}
-        self.built = True
-
-    vocabulary = property(lambda self: self.members[0].vocabulary)
-    max_length = property(lambda self: self.members[0].max_length)
-    word_relations = property(lambda self: self.members[0].word_relations)
+    vocabulary = from_member("vocabulary")
+    max_length = from_member("max_length")
+    word_relations = from_member("word_relations")
 
     def features(self, premise_tokens, hypothesis_tokens):
         return self.members[0].features(premise_tokens, hypothesis_tokens)
@@ -285,9 +278,6 @@ class EntailmentEnsemble(MemberEnsemble, _TextPairAPI, keras.Model):
         if return_attention:
             return logits, tf.add_n([tf.cast(a, tf.float32) for _, a in outs]) / len(outs)
         return logits
-
-    def get_config(self):
-        return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
 
 
 def _pool(v, mask):
