@@ -2,7 +2,8 @@
 that is used exactly like one model.
 
 Every ensemble of the project (`Seq2SeqEnsemble` of translators, `CaptionDecoderEnsemble` of
-caption decoders, `EntailmentEnsemble` of entailment classifiers) is a `MemberEnsemble` before
+caption decoders, `EntailmentEnsemble` of entailment classifiers, `DocumentEnsemble` of document
+classifiers) is a `MemberEnsemble` before
 the task's own API in its bases, and says only what differs::
 
     class EntailmentEnsemble(ClassifierEnsemble, _TextPairAPI, keras.Model):
@@ -107,4 +108,3 @@ class ClassifierEnsemble(MemberEnsemble):
 
     def get_config(self):
         return {**super().get_config(), **self.members_config(), "training_config": self.training_config}
-
