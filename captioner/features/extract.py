@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
-from captioner.backbones import get_backbone
+import captioner.backbones  # get_backbone looked up at each call (a test's stand-in applies, then goes)
 from captioner.errors import ImageError
 from captioner.features.images import load_image
 from captioner.features.prefetch import prefetched
@@ -78,7 +78,7 @@ def extract_features(paths, output, backbone="efficientnet_lite0", weights="imag
     """
     import time
 
-    bb = get_backbone(backbone, weights) if isinstance(backbone, str) else backbone
+    bb = captioner.backbones.get_backbone(backbone, weights) if isinstance(backbone, str) else backbone
     ids = list(ids) if ids is not None else image_ids_for(paths)
     if len(ids) != len(paths):
         raise ValueError("ids and paths differ in length")

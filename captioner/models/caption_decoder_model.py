@@ -25,6 +25,8 @@ class CaptionSearchMixin:
     """What a caption decoder (one, or an ensemble of them) offers `ImageCaptioner`: its kind's
     feature and beam decoding through its `generator`."""
 
+    source_inputs = ("annotations",)  # what its generator decodes from (self-critical training reads it)
+
     @property
     def feature(self):
         return KINDS[self.kind][0]

@@ -24,6 +24,8 @@ FEATURES = ("pooled", "grid")
 class VideoCaptionModel(keras.Model):
     """({"features" (B, N, D), "mask" (B, N), "tokens" (B, T)}) -> logits (B, T, V)."""
 
+    source_inputs = ("features", "mask")  # what its generator decodes from, in order (self-critical training)
+
     def __init__(self, vocab_size, feature_dim, feature="pooled", grid_regions=None, grid_channels=32,
                  projection_dim=256, units=256, embedding_dim=128, attention_units=128, dropout=0.3,
                  **kwargs):

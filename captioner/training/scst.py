@@ -97,11 +97,13 @@ class CaptionRewards:
 
 
 class SelfCriticalCaptioner(keras.Model):
-    """Trains `captioner` (a `CaptionDecoderModel`) by SCST; see the module docstring.
+    """Trains `captioner` (a `CaptionDecoderModel`, or a `VideoCaptionModel`) by SCST; see the module
+    docstring.
 
-    fit batches: ({"annotations": (B, R, D), "seed": (B,) int32 (one value)[, "tokens": (B, L) one
-    reference caption of each image when xe_weight > 0]}, rows (B,) int32 the training image of
-    each row). Never saved itself: `inference_copy()` is the decoder's."""
+    fit batches: ({the decoder's source inputs by name ("annotations": (B, R, D); a video captioner's
+    "features": (B, N, D) and "mask": (B, N)), "seed": (B,) int32 (one value)[, "tokens": (B, L) one
+    reference caption of each row when xe_weight > 0]}, rows (B,) int32 the training row (image,
+    clip) of each). Never saved itself: `inference_copy()` is the decoder's."""
 
     def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, temperature=1.0,
                  xe_weight=0.0, **kwargs):
@@ -143,15 +145,40 @@ class SelfCriticalCaptioner(keras.Model):
         adv = advantages(sample_rewards.reshape(-1, k), greedy_rewards, self.baseline).reshape(-1)
         return sample_rewards, greedy_rewards, adv.astype(np.float32)
 
-    def sample(self, annotations, seed):
-        """K sampled captions per image (one batched call of the Generator): ids (B*K, T) with
-        <end> then <pad>; row b*K + k is sample k of image b."""
-        tiled = tf.repeat(annotations, self.samples, axis=0)  # (B*K, R, D)
-        out = self.captioner.generator.search(tiled, beam_size=1, alpha=0.0, max_length=self.max_length,
-                                              temperature=self.temperature, seed=seed)
-        return tiled, out["tokens"][:, 0]  # (B*K, R, D), (B*K, T)
+    @property
+    def source_names(self):
+        """The decoder's source inputs, in the order its generator takes them: ("annotations",) for an
+        image caption decoder, ("features", "mask") for a video captioner's."""
+        return tuple(self.captioner.source_inputs)
 
-    def sampling_log_probs(self, annotations, sampled):
+    def sources(self, inputs):
+        """A batch's source inputs as the generator takes them (a list): `inputs` is the fit batch's
+        dict, or the sources themselves (one tensor, or a list in `source_names` order). Floating
+        features in the decoder's compute dtype; a mask as it is."""
+        if isinstance(inputs, dict):
+            inputs = [inputs[k] for k in self.source_names]
+        elif not isinstance(inputs, (list, tuple)):
+            inputs = [inputs]
+        out = []
+        for x in inputs:
+            x = tf.convert_to_tensor(x)
+            out.append(tf.cast(x, self.captioner.compute_dtype) if x.dtype.is_floating else x)
+        return out
+
+    def _teacher_forced(self, sources, tokens):
+        """The decoder's logits (N, T, V) of input tokens (N, T) after `sources`, in inference mode."""
+        return self.captioner({**dict(zip(self.source_names, self.sources(sources))), "tokens": tokens},
+                              training=False)
+
+    def sample(self, sources, seed):
+        """K sampled captions per row (one batched call of the Generator): the sources tiled K times
+        (a list; row b*K + k is sample k of row b) and the ids (B*K, T) with <end> then <pad>."""
+        tiled = [tf.repeat(x, self.samples, axis=0) for x in self.sources(sources)]  # (B*K, ...) each
+        out = self.captioner.generator.search(*tiled, beam_size=1, alpha=0.0, max_length=self.max_length,
+                                              temperature=self.temperature, seed=seed)
+        return tiled, out["tokens"][:, 0]  # [(B*K, ...)], (B*K, T)
+
+    def sampling_log_probs(self, sources, sampled):
         """Teacher-forced log-probabilities (N, T) of the sampled ids under the distribution they
         were drawn from (inference mode): the softmax over the tokens the generator may write, its
         banned ids (<pad>, <unk>, <start>) left out, at the sampling temperature T (softmax(logits / T):
@@ -163,8 +190,7 @@ class SelfCriticalCaptioner(keras.Model):
         captions' training CIDEr-D 0.71 -> below 0.2 in one epoch)."""
         n = tf.shape(sampled)[0]
         inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
-        logits = tf.cast(self.captioner({"annotations": annotations, "tokens": inputs}, training=False),
-                         tf.float32)  # (N, T, V)
+        logits = tf.cast(self._teacher_forced(sources, inputs), tf.float32)  # (N, T, V)
         banned = self.captioner.generator.banned_ids
         if banned:
             vocab = logits.shape[-1]
@@ -173,30 +199,31 @@ class SelfCriticalCaptioner(keras.Model):
             logits = logits / self.temperature
         return -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, logits)  # (N, T)
 
-    def reinforce_loss(self, annotations, sampled, adv):
+    def reinforce_loss(self, sources, sampled, adv):
         """-sum(advantage * log p(token)) over the sampled tokens / their number (teacher forcing
-        on the samples, inference mode). annotations (N, R, D), sampled (N, T), adv (N,)."""
-        log_p = self.sampling_log_probs(annotations, sampled)  # (N, T)
+        on the samples, inference mode). sources: annotations (N, R, D) or the decoder's sources,
+        sampled (N, T), adv (N,)."""
+        log_p = self.sampling_log_probs(sources, sampled)  # (N, T)
         mask = tf.cast(sampled != PAD_ID, tf.float32)  # the sampled tokens, <end> included
         return -tf.reduce_sum(adv[:, None] * log_p * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
-    def reference_loss(self, annotations, tokens):
+    def reference_loss(self, sources, tokens):
         """Cross-entropy of reference captions `tokens` (B, L): <start> w1 .. <end> <pad>.., teacher
         forced in inference mode (the policy's own distribution, no dropout), mean over their words
         and <end>: the "mixed objective" that keeps the model near the references' language while
         the reward is maximized (Paulus et al. 2018, sec. 3.3; Ranzato et al. 2016)."""
         from captioner.models.caption_decoder_model import masked_sparse_ce  # the cross-entropy phase's loss
 
-        logits = self.captioner({"annotations": annotations, "tokens": tokens[:, :-1]}, training=False)
+        logits = self._teacher_forced(sources, tokens[:, :-1])
         return tf.reduce_mean(masked_sparse_ce(tokens[:, 1:], logits))  # (B, L - 1) -> the masked mean
 
     def train_step(self, data):
         inputs, rows = data[0], data[1]
-        annotations = tf.cast(inputs["annotations"], self.captioner.compute_dtype)  # (B, R, D)
+        sources = self.sources(inputs)  # [(B, R, D)] or [(B, N, D), (B, N)]
         seed = tf.cast(inputs["seed"][0], tf.int32)
-        tiled, sampled = self.sample(annotations, seed)  # (B*K, R, D), (B*K, T)
+        tiled, sampled = self.sample(sources, seed)  # [(B*K, ...)], (B*K, T)
         if self.baseline == "greedy":
-            greedy = self.captioner.generator.search(annotations, beam_size=1, alpha=0.0,
+            greedy = self.captioner.generator.search(*sources, beam_size=1, alpha=0.0,
                                                      max_length=self.max_length)["tokens"][:, 0]  # (B, T)
         else:
             greedy = tf.zeros([0, self.max_length], tf.int32)
@@ -208,7 +235,7 @@ class SelfCriticalCaptioner(keras.Model):
         with tf.GradientTape() as tape:
             loss = self.reinforce_loss(tiled, sampled, adv)
             if self.xe_weight:
-                xe = self.reference_loss(annotations, tf.cast(inputs["tokens"], tf.int32))
+                xe = self.reference_loss(sources, tf.cast(inputs["tokens"], tf.int32))
                 loss = loss + self.xe_weight * xe
         variables = self.captioner.trainable_variables
         self.optimizer.apply(tape.gradient(loss, variables), variables)

@@ -18,7 +18,6 @@ from support import fresh_python
 
 @pytest.mark.parametrize("kind", ["attention", "blind"])
 def test_train_save_reload_same_outputs(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(captioner.features.extract, "get_backbone", tiny_get_backbone)
     monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
     files = photos_and_rows(tmp_path)
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"

@@ -16,7 +16,6 @@ from support.vqa import ANSWERS, easy_vqa_copy
 
 @pytest.mark.parametrize("kind", ["attention", "baseline"])
 def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(captioner.features.extract, "get_backbone", tiny_get_backbone)
     monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
     data = easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"

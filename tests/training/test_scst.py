@@ -342,3 +342,35 @@ def test_the_cross_entropy_term_is_the_references_mean_token_loss_and_trains_the
     assert _log_probs(decoder, feats, refs[:, 1:], renormalize=False).sum() > before + 0.1
     with pytest.raises(ValueError, match="cross-entropy weight"):
         SelfCriticalCaptioner(decoder, ConstantRewards(), xe_weight=-1.0)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_same_step_trains_a_video_captioner_from_features_and_frame_masks(sign):
+    """The one SCST step over a `VideoCaptionModel`: its sources are (features, mask), tiled K
+    times for the samples (a masked frame stays masked); the samples' log-probability moves with
+    the advantage as for the image decoder."""
+    import keras
+
+    from captioner.models.video_caption_model import VideoCaptionModel
+
+    keras.utils.set_random_seed(3)
+    video = VideoCaptionModel(len(VOCAB), 10, units=8, projection_dim=8, embedding_dim=8, attention_units=8,
+                              dropout=0.0)
+    rewards = FixedRewards(sign)
+    model = SelfCriticalCaptioner(video, rewards, samples=3, baseline="greedy", max_length=6)
+    model.compile(optimizer=keras.optimizers.SGD(0.5))
+    feats = np.random.default_rng(4).normal(size=(2, 5, 10)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)  # clip 1 has 3 frames
+    tiled, sampled = model.sample({"features": feats, "mask": mask}, tf.constant(7))
+    np.testing.assert_array_equal(tiled[1].numpy(), np.repeat(mask, 3, axis=0))
+    before = [w.copy() for w in video.get_weights()]
+    logs = model.train_on_batch({"features": feats, "mask": mask, "seed": np.full(2, 7, np.int32)},
+                                np.array([0, 1], np.int32), return_dict=True)
+    assert logs["sample_reward"] == pytest.approx(1.0 if sign > 0 else 0.0)
+    sampled = rewards.seen[0]
+    sources = [np.repeat(feats, 3, axis=0), np.repeat(mask, 3, axis=0)]
+    keep = sampled != PAD_ID
+    after = float((model.sampling_log_probs(sources, tf.constant(sampled)).numpy() * keep).sum())
+    video.set_weights(before)
+    start = float((model.sampling_log_probs(sources, tf.constant(sampled)).numpy() * keep).sum())
+    assert (after > start) if sign > 0 else (after < start)

@@ -60,15 +60,19 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
     # translate's subword/cased options (issue 21): their defaults are the word-level, lower-cased
     # models of before (--subword-vocab only applies with --subword)
     neutral = {"--subword": "none", "--subword-vocab": 8000, "--cased": False} if task == "translate" else {}
-    if task == "caption":  # self-critical training (issue 20): its options only apply with --scst
-        # (baseline and temperature: defaults changed to what raised dev CIDEr; the recorded SCST
-        # commands name both, or predate --scst-temperature and sampled at T = 1)
-        neutral = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "mean",
-                   "--scst-learning-rate": 5e-5, "--scst-temperature": 0.5, "--scst-xe-weight": 0.0,
-                   "--scst-bleu-weight": 0.0,
+    # self-critical training (issue 20; video captions: issue 38): its options only apply with --scst
+    # (baseline and temperature: defaults changed to what raised dev CIDEr; the recorded SCST
+    # commands name both, or predate --scst-temperature and sampled at T = 1)
+    scst = {"--scst": False, "--init-model": None, "--scst-samples": 5, "--scst-baseline": "mean",
+            "--scst-learning-rate": 5e-5, "--scst-temperature": 0.5, "--scst-xe-weight": 0.0,
+            "--scst-bleu-weight": 0.0}
+    if task == "caption":
+        neutral = {**scst,
                    # issue 38: the DCC protocol (images whose captions name these words left out)
                    "--hold-out-words": None,
                    "--copy-tags": False}  # issue 38: the LSTM-C copy decoder, off by default
+    if task == "video-caption":
+        neutral = scst
     if task == "classify":  # issue 42: the HAN's sparse tf-idf branch, off by default
         neutral = {"--tfidf": False, "--tfidf-l2": 0.0, "--tfidf-scale": 10.0}
     if task in ("translate", "entail"):  # issue 16: the pointer-generator decoder, off by default

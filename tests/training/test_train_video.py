@@ -75,3 +75,41 @@ def test_video_classify_on_clips_labelled_by_a_csv(clips, tmp_path, patched_back
     assert card["metrics"]["selection"] == "dev balanced accuracy (mean per-class recall)"
     assert 0 <= card["metrics"]["dev"]["balanced_accuracy"] <= 100 and "majority_class_accuracy" in card["metrics"]["dev"]
     assert list(out.rglob("confusion_dev.png")) and list(out.rglob("confusion_test.png"))
+
+
+def test_video_caption_scst_continues_a_trained_video_captioner(clips, tmp_path, monkeypatch):
+    """`train video-caption --scst`: the shared self-critical recipe on clips (one example per clip,
+    CIDEr-D reward, dev CIDEr selection), the init model's frames and vocabulary whatever the options
+    say; the saved model loads safely and captions a clip."""
+    import json
+
+    import numpy as np
+
+    from support.backbones import tiny_wrapped_backbone
+
+    # the tiny backbone under the name its saved model gives it, as a real backbone's store and model agree
+    monkeypatch.setattr(captioner.backbones, "get_backbone", lambda name=None, weights=None: tiny_wrapped_backbone(
+        name="tiny_backbone", channels=6, two_layers=False, seed=0))
+    data = ["--data", str(clips / "captions.csv"), str(clips), str(tmp_path / "f.h5"), "--backbone",
+            "tiny_backbone", "--batch-size", "4", "--beam-size", "1", "--max-length", "6", "--epochs", "1"]
+    assert main(["train", "video-caption", *data, "--num-frames", "4", "--output-dir", str(tmp_path / "xe"),
+                 "--min-count", "1", "--units", "8", "--embedding-dim", "8", "--projection-dim", "8",
+                 "--attention-units", "8", "--model-out", str(tmp_path / "xe.keras")]) == 0
+    assert main(["train", "video-caption", "--scst", "--init-model", str(tmp_path / "xe.keras"), *data,
+                 "--num-frames", "6", "--min-count", "3", "--output-dir", str(tmp_path / "scst"), "--scst-samples",
+                 "2", "--scst-learning-rate", "0.01", "--scst-xe-weight", "0.5",
+                 "--model-out", str(tmp_path / "scst.keras")]) == 0
+    init = keras.models.load_model(tmp_path / "xe.keras")
+    model = keras.models.load_model(tmp_path / "scst.keras")  # safe mode
+    assert type(model).__name__ == "VideoCaptioner" and model.num_frames == 4  # the init model's, not --num-frames 6
+    assert list(model.vocabulary.tokens) == list(init.vocabulary.tokens)  # not rebuilt at --min-count 3
+    moved = [not np.allclose(a, b) for a, b in zip(model.model.get_weights(), init.model.get_weights())]
+    assert any(moved)
+    history = json.loads((tmp_path / "scst" / "history.json").read_text())
+    assert {"dev_CIDEr", "sample_reward", "xe_loss"} <= set(history[0]) and "greedy_reward" not in history[0]
+    card = json.loads((tmp_path / "scst.json").read_text())
+    assert card["metrics"]["selection"].startswith("dev CIDEr")
+    assert "dev_CIDEr" in card["metrics"]["before_scst"] and card["extra"]["scst"]["samples"] == 2
+    assert card["config"]["init_model_decoder"]["feature"] == "pooled"
+    clip = sorted(p for p in clips.rglob("*") if p.suffix in (".avi", ".mp4", ".webm"))[0]
+    assert model.caption([str(clip)])[0].tokens

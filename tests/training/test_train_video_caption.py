@@ -8,7 +8,8 @@ import numpy as np
 from captioner.models.caption_decoder_model import masked_sparse_ce
 from captioner.models.video_caption_model import VideoCaptionModel
 from captioner.text import Vocabulary
-from captioner.training.recipes.video_caption import Config, VideoCaption
+from captioner.training.recipes.video_caption import Config
+from captioner.training.recipes.video_caption_xe import VideoCaption
 from captioner.training.trainer import inference_copy
 
 

@@ -11,7 +11,6 @@ from support.vqa import easy_vqa_copy
 
 
 def test_batches_replay_on_resume(tmp_path, monkeypatch):
-    monkeypatch.setattr(captioner.features.extract, "get_backbone", tiny_get_backbone)
     monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
     data = easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
     assert_recipe_batches_replay(["vqa", "--dataset", "easy-vqa", "--data-dir", data, "--features", tmp_path / "f.h5",

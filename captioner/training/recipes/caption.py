@@ -18,22 +18,24 @@ the image's references (document frequencies from every training reference), min
 --scst-temperature (default 0.5); optionally plus --scst-xe-weight x the cross-entropy of one
 reference per image. The decoder's architecture, weights and vocabulary come from --init-model
 (--kind, --units, ... are not used); Adam at --scst-learning-rate; model selection on dev CIDEr.
-This module is the command (its options, `Config`); the recipes are `caption_xe.Caption`
-(cross-entropy) and `caption_scst.CaptionSCST` (self-critical, saying only what differs), and
-`RECIPE.make` picks one by --scst.
+This module is the command (its options, `Config`; the --scst ones are
+`captioner.training.self_critical.SCSTOptions`, shared with `train video-caption`); the recipes are
+`caption_xe.Caption` (cross-entropy) and `caption_scst.CaptionSCST` (self-critical, saying only what
+differs), and `RECIPE.make` picks one by --scst.
 """
 
 import dataclasses
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.distribute import STRATEGIES
+from captioner.training.self_critical import SCSTOptions
 
 NAME = "caption"
 HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
 
 
 @dataclasses.dataclass(kw_only=True)
-class Config(TrainConfig):
+class Config(SCSTOptions, TrainConfig):
     data_dir: str = option(help="dataset folder (Flickr8k layout) or images root (COCO)")
     format: str = option("flickr8k", choices=("flickr8k", "coco"))
     karpathy_json: str | None = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
@@ -72,22 +74,7 @@ class Config(TrainConfig):
                                    "less CPU time per step on CPUs with AVX512_BF16 (scripts/bench_training.py); "
                                    "the saved model decodes in float32")
     final_eval_beams: str = option("1,3", help="beam widths of the final coco-caption evaluation")
-    scst: bool = option(False, help="self-critical sequence training (REINFORCE, CIDEr-D reward) from "
-                        "--init-model instead of cross-entropy training; selects on dev CIDEr")
-    init_model: str | None = option(None, help="--scst: the cross-entropy trained image captioner (.keras) to "
-                                    "continue: its decoder weights, vocabulary and backbone")
-    scst_samples: int = option(5, help="--scst: captions sampled per training image and step")
-    scst_baseline: str = option("mean", choices=("greedy", "mean"),
-                                help="--scst: reward baseline: the mean of the image's other samples' (Luo 2020; "
-                                     "better on Flickr8k dev) or the greedy caption's (Rennie et al. 2017)")
-    scst_temperature: float = option(0.5, help="--scst: sampling temperature T (> 0) of the policy trained, "
-                                     "softmax(logits / T); T < 1 draws captions nearer the greedy one (at T = 1, "
-                                     "SCST lowered Flickr8k dev CIDEr; at 0.5 it raised it)")
-    scst_xe_weight: float = option(0.0, help="--scst: weight of a cross-entropy term on one reference caption "
-                                   "per image added to the REINFORCE loss (0: pure SCST)")
-    scst_bleu_weight: float = option(0.0, help="--scst: reward = CIDEr-D + this weight x the caption's sentence "
-                                     "BLEU-4 (coco-caption's per-image BLEU; 0: CIDEr-D alone, as Rennie et al.)")
-    scst_learning_rate: float = option(5e-5, help="--scst: Adam's learning rate (--learning-rate is cross-entropy's)")
+
 
 
 class _ChooseRecipe:
