@@ -8,17 +8,20 @@ samples that beat it while lowering the others'. Luo 2020 ("A better variant of 
 sequence training"): draw K samples per image and let each sample's baseline be the mean
 reward of the OTHER K - 1 (no greedy decoding needed).
 
-It is one training step, run by Keras fit inside the caption recipe's Trainer run (the batches
-are the training images: their features, their rows in the training set and a seed):
+It is one training step, run by Keras fit inside a captioning recipe's Trainer run
+(`captioner.training.self_critical`: images for `train caption --scst`, clips for `train
+video-caption --scst`); the batches are the training rows: the decoder's sources (its
+`source_inputs`: an image's annotations, or a clip's frame features and mask), their rows in the
+training set and a seed:
 
-    features (B, R, D) -> K samples per image, one batched call of the model's Generator
+    sources (B, ...) -> K samples per row, one batched call of the model's Generator
         (sampling rule, seed keyed by (run seed, epoch, batch)); greedy: one more call (B rows)
-    -> rewards: CIDEr-D of each caption against its image's training references, document
+    -> rewards: CIDEr-D of each caption against its row's training references, document
        frequencies from all training references [+ bleu_weight * its sentence BLEU-4]
        (`tf.numpy_function`, Python)
     -> advantage = reward - baseline                                            (B * K,)
     -> loss = -sum(advantage * log p(sampled token), masked) / number of sampled tokens
-       [+ xe_weight * cross-entropy of one reference caption per image, teacher forced]
+       [+ xe_weight * cross-entropy of one reference caption per row, teacher forced]
 
 Everything happens inside the step, so the samples come from the weights the step updates
 (exactly on-policy) and a run is a pure function of its seed, also across `--resume`. The

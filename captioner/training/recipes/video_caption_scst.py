@@ -29,7 +29,7 @@ class VideoCaptionSCST(SelfCritical, VideoCaption):
                     "fps": init.sample_fps or None}
         for key, value in settings.items():  # what its decoder reads, whatever the options say
             if getattr(c, key) != value:
-                log.info("--%s %s: the init model's %s is used", key.replace("_", "-"), value, key)
+                log.info("--%s %s: the init model's %s is used", key.replace("_", "-"), getattr(c, key), value)
                 setattr(c, key, value)
 
     def build_vocabulary(self):
