@@ -97,7 +97,7 @@ def test_video_caption_scst_continues_a_trained_video_captioner(clips, tmp_path,
                  "--attention-units", "8", "--model-out", str(tmp_path / "xe.keras")]) == 0
     assert main(["train", "video-caption", "--scst", "--init-model", str(tmp_path / "xe.keras"), *data,
                  "--num-frames", "6", "--min-count", "3", "--output-dir", str(tmp_path / "scst"), "--scst-samples",
-                 "2", "--scst-learning-rate", "0.01", "--scst-xe-weight", "0.5",
+                 "2", "--scst-learning-rate", "0.01", "--scst-xe-weight", "0.5", "--test-split", "",
                  "--model-out", str(tmp_path / "scst.keras")]) == 0
     init = keras.models.load_model(tmp_path / "xe.keras")
     model = keras.models.load_model(tmp_path / "scst.keras")  # safe mode
@@ -108,7 +108,7 @@ def test_video_caption_scst_continues_a_trained_video_captioner(clips, tmp_path,
     history = json.loads((tmp_path / "scst" / "history.json").read_text())
     assert {"dev_CIDEr", "sample_reward", "xe_loss"} <= set(history[0]) and "greedy_reward" not in history[0]
     card = json.loads((tmp_path / "scst.json").read_text())
-    assert card["metrics"]["selection"].startswith("dev CIDEr")
+    assert card["metrics"]["selection"].startswith("dev CIDEr") and card["metrics"]["split"] == "dev"
     assert "dev_CIDEr" in card["metrics"]["before_scst"] and card["extra"]["scst"]["samples"] == 2
     assert card["config"]["init_model_decoder"]["feature"] == "pooled"
     clip = sorted(p for p in clips.rglob("*") if p.suffix in (".avi", ".mp4", ".webm"))[0]
