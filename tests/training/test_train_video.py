@@ -106,7 +106,8 @@ def test_video_caption_scst_continues_a_trained_video_captioner(clips, tmp_path,
     moved = [not np.allclose(a, b) for a, b in zip(model.model.get_weights(), init.model.get_weights())]
     assert any(moved)
     history = json.loads((tmp_path / "scst" / "history.json").read_text())
-    assert {"dev_CIDEr", "sample_reward", "xe_loss"} <= set(history[0]) and "greedy_reward" not in history[0]
+    assert {"dev_CIDEr", "sample_reward", "xe_loss", "dev_distinct_captions"} <= set(history[0])
+    assert "greedy_reward" not in history[0]
     card = json.loads((tmp_path / "scst.json").read_text())
     assert card["metrics"]["selection"].startswith("dev CIDEr") and card["metrics"]["split"] == "dev"
     assert "dev_CIDEr" in card["metrics"]["before_scst"] and card["extra"]["scst"]["samples"] == 2

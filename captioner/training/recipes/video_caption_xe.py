@@ -120,12 +120,14 @@ class VideoCaption(Recipe):
     def evaluate_dev(self, model):
         import numpy as np
 
+        from captioner.metrics.distinct import caption_statistics
+
         results = self.decode(model, "dev")
         scores = {f"dev_BLEU-4_{n}": s["BLEU-4"] for n, (s, _) in results.items()}
         scores["dev_BLEU-4"] = float(np.mean(list(scores.values())))
         scores.update({f"dev_CIDEr_{n}": s["CIDEr"] for n, (s, _) in results.items()})
         scores["dev_CIDEr"] = float(np.mean([s["CIDEr"] for s, _ in results.values()]))  # SCST selects on it
-        return scores
+        return {**scores, **caption_statistics([h for _, hyps in results.values() for h in hyps.values()])}
 
     def evaluate(self, model, trainer):
         from captioner.io import write_json
