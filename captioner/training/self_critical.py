@@ -15,7 +15,7 @@ for both:
 * selection on dev CIDEr, the init model's dev figures measured once before any step (the start of
   the curve, and "before_scst" in the metrics and the card).
 
-What the task recipe gives: `load_init_model()` (-> the init captioner file's model, checked),
+What the task recipe gives: `summary_keys`, `load_init_model()` (-> the init captioner file's model, checked),
 `init_decoder()` (its trainable decoder), `scst_rows()` (training rows), `scst_inputs(rows)` (the
 decoder's source inputs of those rows, by the decoder's `source_inputs` names),
 `scst_references()` (tokenized references per training row) and `df_references` (every training
@@ -60,6 +60,7 @@ class SelfCritical:
 
     metric = "dev_CIDEr"
     curve_keys = ("sample_reward", "greedy_reward")
+    summary_keys = ()  # the init decoder's config keys config.json records
 
     def __init__(self, cfg):
         super().__init__(cfg)
@@ -91,13 +92,15 @@ class SelfCritical:
             self.init = self.load_init_model()
         return self.init
 
-    def selection_text(self):
-        return f"dev CIDEr (python CIDEr-D, beam {self.cfg.beam_size})"
-
-    def decoder_summary(self, keys):
-        """{key: the init decoder's config value} for config.json."""
+    def prepare(self, trainer):
+        """The task recipe's data, then what every self-critical run adds: selection on dev CIDEr,
+        the run directory (for the start figures) and the init decoder's shape in config.json."""
+        info = super().prepare(trainer)
+        self.selection = f"dev CIDEr (python CIDEr-D, beam {self.cfg.beam_size})"
+        self.run_path = trainer.run_dir.path
         config = self.init_decoder().get_config()
-        return {k: config[k] for k in keys if k in config}
+        info["init_model_decoder"] = {k: config[k] for k in self.summary_keys if k in config}
+        return info
 
     # -- the model and its training step ------------------------------------------------------
     def build_model(self, seed):
@@ -195,3 +198,17 @@ def tokenized_references(caption_lists):
     from captioner.text import tokenize
 
     return [[tokenize(c) for c in captions] for captions in caption_lists]
+
+
+class ChooseRecipe:
+    """A captioning command's `RECIPE`: `make(cfg)` builds the cross-entropy recipe, or the self-critical
+    one with --scst, each named "module:Class" and imported only when chosen."""
+
+    def __init__(self, cross_entropy, self_critical):
+        self.cross_entropy, self.self_critical = cross_entropy, self_critical
+
+    def make(self, cfg):
+        import importlib
+
+        module, name = (self.self_critical if cfg.scst else self.cross_entropy).split(":")
+        return getattr(importlib.import_module(module), name)(cfg)

@@ -28,7 +28,7 @@ import dataclasses
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.distribute import STRATEGIES
-from captioner.training.self_critical import SCSTOptions
+from captioner.training.self_critical import ChooseRecipe, SCSTOptions
 
 NAME = "caption"
 HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
@@ -76,16 +76,5 @@ class Config(SCSTOptions, TrainConfig):
     final_eval_beams: str = option("1,3", help="beam widths of the final coco-caption evaluation")
 
 
-
-class _ChooseRecipe:
-    """`make(cfg)`: the cross-entropy recipe, or the self-critical one with --scst."""
-
-    @staticmethod
-    def make(cfg):
-        from captioner.training.recipes.caption_scst import CaptionSCST
-        from captioner.training.recipes.caption_xe import Caption
-
-        return CaptionSCST(cfg) if cfg.scst else Caption(cfg)
-
-
-RECIPE = _ChooseRecipe
+RECIPE = ChooseRecipe("captioner.training.recipes.caption_xe:Caption",
+                      "captioner.training.recipes.caption_scst:CaptionSCST")  # by --scst

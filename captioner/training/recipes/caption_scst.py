@@ -20,11 +20,12 @@ log = logging.getLogger(__name__)
 
 class CaptionSCST(SelfCritical, Caption):
     # -- data ---------------------------------------------------------------------------------
+    summary_keys = ("kind", "vocab_size", "annotation_dim", "projection_dim", "embedding_dim", "units",
+                    "attention_units")
+
     def before_data(self, trainer, train):
-        self.selection = self.selection_text()
         self.init_model()
         self.df_references = tokenized_references(train.captions[p] for p in train.image_paths)
-        self.run_path = trainer.run_dir.path
 
     def decoder_kind(self):
         return self.init.decoder.kind
@@ -38,8 +39,6 @@ class CaptionSCST(SelfCritical, Caption):
     def prepare(self, trainer):
         info = super().prepare(trainer)
         self._check_init_model()
-        info["init_model_decoder"] = self.decoder_summary(("kind", "vocab_size", "annotation_dim", "projection_dim",
-                                                           "embedding_dim", "units", "attention_units"))
         return info
 
     def load_init_model(self):

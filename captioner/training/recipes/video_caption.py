@@ -30,7 +30,7 @@ model's). This module is the command (its options, `Config`); the recipes are
 import dataclasses
 
 from captioner.training.config import TrainConfig, option
-from captioner.training.self_critical import SCSTOptions
+from captioner.training.self_critical import ChooseRecipe, SCSTOptions
 
 NAME = "video-caption"
 HELP = "train a video captioner (LSTM over frame features + attention decoder, s0 = h_T)"
@@ -66,15 +66,5 @@ class Config(SCSTOptions, TrainConfig):
     compare_images_dir: str | None = option(None, help="folder of the photos named in sources.csv (Flickr8k Images/)")
 
 
-class _ChooseRecipe:
-    """`make(cfg)`: cross-entropy training, or the self-critical recipe with --scst."""
-
-    @staticmethod
-    def make(cfg):
-        from captioner.training.recipes.video_caption_scst import VideoCaptionSCST
-        from captioner.training.recipes.video_caption_xe import VideoCaption
-
-        return VideoCaptionSCST(cfg) if cfg.scst else VideoCaption(cfg)
-
-
-RECIPE = _ChooseRecipe
+RECIPE = ChooseRecipe("captioner.training.recipes.video_caption_xe:VideoCaption",
+                      "captioner.training.recipes.video_caption_scst:VideoCaptionSCST")  # by --scst

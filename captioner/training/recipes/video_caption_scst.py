@@ -21,10 +21,12 @@ log = logging.getLogger(__name__)
 
 
 class VideoCaptionSCST(SelfCritical, VideoCaption):
+    summary_keys = ("vocab_size", "feature_dim", "feature", "projection_dim", "embedding_dim", "units",
+                    "attention_units")
+
     # -- data ---------------------------------------------------------------------------------
     def before_data(self, trainer):
         c, init = self.cfg, self.init_model()
-        self.run_path = trainer.run_dir.path
         settings = {"backbone": init.backbone.name, "feature": init.feature, "num_frames": init.num_frames,
                     "fps": init.sample_fps or None}
         for key, value in settings.items():  # what its decoder reads, whatever the options say
@@ -39,14 +41,11 @@ class VideoCaptionSCST(SelfCritical, VideoCaption):
         from captioner.errors import InputError
 
         info = super().prepare(trainer)
-        self.selection = self.selection_text()
         self.df_references = tokenized_references(refs for e in self.sets for refs in e["train_references"])
         width = self.init.model.feature_dim
         if self.feats.shape[-1] != width:
             raise InputError(f"--init-model {self.cfg.init_model} takes {width}-d frame features, --data gives "
                              f"{self.feats.shape[-1]}-d")
-        info["init_model_decoder"] = self.decoder_summary(("vocab_size", "feature_dim", "feature", "projection_dim",
-                                                           "embedding_dim", "units", "attention_units"))
         return info
 
     def load_init_model(self):
