@@ -13,6 +13,19 @@ text). Nothing here is a second decoder, loop or search:
   the state carried from one window to the next, so every token is predicted from all that
   precedes it in its stream (exact, not a sliding-window approximation).
 
+Two architectures (``arch``), one class:
+
+* ``"rnn"``: the ``AttentionDecoder`` above (an LSTM or GRU; ``units``, ``embedding_dim``, ``cell``);
+* ``"transformer"``: a causal Transformer decoder
+  (:class:`~captioner.layers.causal_transformer.CausalTransformer`: ``num_layers`` pre-norm blocks of
+  ``num_heads``-head self-attention, ``units`` wide, learned positions over ``context`` tokens, input
+  and output embeddings tied). Same Generator (its state is the visible context); perplexity
+  reads the text in windows of ``context`` tokens that slide by ``stride`` (default half the
+  context): every token after the first window is predicted from at least ``context - stride``
+  tokens before it (the first window's tokens from all before them), the usual sliding-window
+  evaluation of a model with a fixed context; ``stride = context`` gives the non-overlapping
+  blocks nanoGPT's validation loss averages over.
+
 Two levels, one class:
 
 * ``"char"``: tokens are the Unicode code points of the raw text (newlines and spaces
@@ -43,12 +56,14 @@ import tensorflow as tf
 from captioner.decoding import Generator
 from captioner.errors import InputError
 from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.causal_transformer import CausalTransformer
 from captioner.models.text_model import TextTaskModel
 from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
 from captioner.models.compiled import compiled_method
 
 LEVELS = ("char", "word")
+ARCHS = ("rnn", "transformer")
 
 
 def perplexity(nll_sum, count):
@@ -74,10 +89,14 @@ class LanguageModel(TextTaskModel, keras.Model):
     train_hint = " (make one with `captioner train lm`)"
 
     def __init__(self, vocabulary, level="char", embedding_dim=64, units=512, cell="lstm", dropout=0.0,
-                 window=256, training_config=None, **kwargs):
+                 window=256, training_config=None, arch="rnn", num_layers=4, num_heads=4, context=128, **kwargs):
         super().__init__(**kwargs)
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        if arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
+        self.arch = arch
+        self.num_layers, self.num_heads, self.context = int(num_layers), int(num_heads), int(context)
         self.vocabulary = Vocabulary.coerce(vocabulary)
         self.level = level
         self.embedding_dim = int(embedding_dim)
@@ -86,10 +105,14 @@ class LanguageModel(TextTaskModel, keras.Model):
         self.dropout = float(dropout)
         self.window = int(window)  # tokens per evaluation window (the state is carried across)
         self.training_config = training_config or {}
-        self.decoder = AttentionDecoder(
-            len(self.vocabulary), embedding_dim=embedding_dim, units=units, attention_units=1, annotation_dim=1,
-            cell=cell, context="none", init_state="given", gate=False, deep_output=False, dropout=dropout,
-            name="decoder")
+        if arch == "transformer":
+            self.decoder = CausalTransformer(len(self.vocabulary), units=units, num_layers=num_layers, num_heads=num_heads,
+                                             context=context, dropout=dropout, name="decoder")
+        else:
+            self.decoder = AttentionDecoder(
+                len(self.vocabulary), embedding_dim=embedding_dim, units=units, attention_units=1, annotation_dim=1,
+                cell=cell, context="none", init_state="given", gate=False, deep_output=False, dropout=dropout,
+                name="decoder")
         self.decoder.build((None, None, 1))  # a (B, 1, 1) dummy annotation: no encoder
         self.built = True
         banned = (PAD_ID, START_ID, UNK_ID) + ((END_ID,) if level == "char" else ())
@@ -103,6 +126,8 @@ class LanguageModel(TextTaskModel, keras.Model):
         return self.decoder.compute_dtype  # the decoder's (a mixed_bfloat16 run: bfloat16)
 
     def zero_state(self, batch):
+        if self.arch == "transformer":
+            return self.decoder.empty_state(batch)  # an empty context
         zeros = tf.zeros((batch, self.units), self.state_dtype)  # (B, H)
         return {"h": zeros, "c": zeros}
 
@@ -112,7 +137,7 @@ class LanguageModel(TextTaskModel, keras.Model):
     def call(self, inputs, training=False, initial_state=None, return_state=False):
         tokens = inputs["tokens"] if isinstance(inputs, dict) else inputs  # (B, T)
         batch = tf.shape(tokens)[0]
-        state = initial_state or self.zero_state(batch)
+        state = None if self.arch == "transformer" else initial_state or self.zero_state(batch)
         out = self.decoder(tokens, self._no_annotations(batch), initial_state=state, training=training,
                            return_state=return_state)
         return (out[0], out[2]) if return_state else out[0]  # logits (B, T, V) [, state]
@@ -121,6 +146,8 @@ class LanguageModel(TextTaskModel, keras.Model):
         """prompt ids (B, P), P >= 1 (static) -> the Generator's (annotations, mask, state, first
         tokens): the state after reading prompt[:, :-1]; the search starts from prompt[:, -1]."""
         batch = tf.shape(prompt)[0]
+        if self.arch == "transformer":
+            return self._no_annotations(batch), None, self.decoder.context_state(prompt[:, :-1]), prompt[:, -1]
         state = self.zero_state(batch)
         if prompt.shape[1] is None or prompt.shape[1] > 1:
             _, _, state = self.decoder(prompt[:, :-1], self._no_annotations(batch), initial_state=state,
@@ -184,11 +211,41 @@ class LanguageModel(TextTaskModel, keras.Model):
         nll = nll * tf.cast(targets != PAD_ID, tf.float32)
         return tf.reduce_sum(nll, axis=1), state["h"], state["c"]
 
-    def log_likelihood(self, streams, batch_size=64, window=None, progress=None):
+    def _context_signature(self):
+        ints = tf.TensorSpec((None, None), tf.int32)
+        return [ints, ints, tf.TensorSpec((), tf.int32)]
+
+    @compiled_method(input_signature=_context_signature)
+    def _context_window(self, inputs, targets, first):
+        """A Transformer's summed NLL (B,) of the targets of one window from position `first` on."""
+        logits = self.decoder.logits(inputs)  # (B, T, V)
+        nll = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, tf.cast(logits, tf.float32))  # (B, T)
+        scored = (targets != PAD_ID) & (tf.range(tf.shape(targets)[1]) >= first)[None]
+        return tf.reduce_sum(nll * tf.cast(scored, tf.float32), axis=1)
+
+    def _context_windows(self, width, stride):
+        """(start, first scored position) of the Transformer's windows over ids of `width`."""
+        out, start, covered = [], 0, 0  # covered: the last target index scored
+        while covered < width - 1:
+            out.append((start, covered - start))
+            covered = min(start + self.context, width - 1)
+            start += stride
+        return out
+
+    def _stride(self, stride):
+        stride = int(stride or max(self.context // 2, 1))
+        if not 1 <= stride <= self.context:
+            raise ValueError(f"stride must be in [1, context={self.context}], got {stride}")
+        return stride
+
+    def log_likelihood(self, streams, batch_size=64, window=None, progress=None, stride=None):
         """Negative log-likelihood (nats) of id sequences, each read from a zero state with its
-        first id given, every later id predicted from all before it (windows of `window` ids,
-        the state carried across). Returns (nll per stream (S,), predicted tokens per stream (S,)).
+        first id given, every later id predicted from all before it (an RNN: windows of `window`
+        ids, the state carried across; a Transformer: windows of its context sliding by `stride`,
+        see the module docstring). Returns (nll per stream (S,), predicted tokens per stream (S,)).
         `progress(n)` is called with the windows done."""
+        if self.arch == "transformer":
+            return self._context_log_likelihood(streams, batch_size, self._stride(stride), progress)
         window = int(window or self.window)
         streams = [np.asarray(s, np.int32) for s in streams]
         nll = np.zeros(len(streams), np.float64)
@@ -214,10 +271,32 @@ class LanguageModel(TextTaskModel, keras.Model):
                     progress(1)
         return nll, counts
 
-    def windows_needed(self, streams, batch_size=64, window=None):
+    def _context_log_likelihood(self, streams, batch_size, stride, progress):
+        streams = [np.asarray(s, np.int32) for s in streams]
+        nll = np.zeros(len(streams), np.float64)
+        counts = np.array([max(len(s) - 1, 0) for s in streams], np.int64)
+        order = sorted(range(len(streams)), key=lambda i: len(streams[i]))
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            width = max(len(streams[i]) for i in idx)
+            ids = np.full((len(idx), width), PAD_ID, np.int32)  # (B, L)
+            for b, i in enumerate(idx):
+                ids[b, :len(streams[i])] = streams[i]
+            for t, first in self._context_windows(width, stride):
+                targets = ids[:, t + 1:t + 1 + self.context]
+                nll[idx] += self._context_window(ids[:, t:t + targets.shape[1]], targets, np.int32(first)).numpy()
+                if progress:
+                    progress(1)
+        return nll, counts
+
+    def windows_needed(self, streams, batch_size=64, window=None, stride=None):
         """How many windows :meth:`log_likelihood` will run (for a progress bar)."""
-        window = int(window or self.window)
         lengths = sorted(len(s) for s in streams)
+        if self.arch == "transformer":
+            stride = self._stride(stride)
+            return sum(len(self._context_windows(max(lengths[i:i + batch_size]), stride))
+                       for i in range(0, len(lengths), batch_size))
+        window = int(window or self.window)
         return sum(math.ceil(max(max(lengths[i:i + batch_size]) - 1, 0) / window)
                    for i in range(0, len(lengths), batch_size))
 
@@ -229,12 +308,13 @@ class LanguageModel(TextTaskModel, keras.Model):
             return np.array_split(self.text_ids(text, source), max(int(streams), 1))
         return [self.sentence_ids(line) for line in text.split("\n") if line.strip()]
 
-    def evaluate_text(self, text, source="text", batch_size=64, window=None, progress=None, streams=1):
+    def evaluate_text(self, text, source="text", batch_size=64, window=None, progress=None, streams=1, stride=None):
         """Perplexity of `text` (see the module docstring for what is predicted): a dict with
         perplexity, tokens (predicted), nll, and bits_per_char (char) or oov_rate (word).
-        `streams` > 1 (char): read the text as that many parts side by side (see streams_of)."""
+        `streams` > 1 (char): read the text as that many parts side by side (see streams_of).
+        `stride`: a Transformer's window stride (default half its context)."""
         streams = self.streams_of(text, source, streams)
-        nll, counts = self.log_likelihood(streams, batch_size, window, progress)
+        nll, counts = self.log_likelihood(streams, batch_size, window, progress, stride=stride)
         total, n = float(nll.sum()), int(counts.sum())
         if n == 0:
             raise InputError(f"{source}: nothing to predict (a character model needs at least 2 characters, "
@@ -255,6 +335,9 @@ class LanguageModel(TextTaskModel, keras.Model):
             "vocabulary": list(self.vocabulary.tokens), "level": self.level,
             "embedding_dim": self.embedding_dim, "units": self.units, "cell": self.cell,
             "dropout": self.dropout, "window": self.window, "training_config": self.training_config,
+            **({"arch": self.arch, "num_layers": self.num_layers, "num_heads": self.num_heads,
+                "context": self.context}
+               if self.arch == "transformer" else {}),
         }
 
 

@@ -35,6 +35,7 @@ import tensorflow as tf
 import captioner.layers
 from captioner.layers.additive_attention import AdditiveAttention
 from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.causal_transformer import CausalTransformer
 from captioner.layers.frame_encoder import FrameEncoder
 from captioner.layers.image_preprocessing import ImagePreprocessing
 from captioner.layers.stacked_attention import StackedAttention
@@ -128,6 +129,15 @@ CASES = [
          dict(vocab_size=11, embedding_dim=6, units=8, attention_units=5),
          lambda: {"tokens": _tokens(3, 1, 11)[:, 0], "annotations": _normal(3, 4, 7), "mask": MASK_3x4},
          lambda layer, x: _decoder_step(layer, x), float32_outputs=(2, 3)),
+    Case("causal_transformer", CausalTransformer,
+         dict(vocab_size=11, units=8, num_layers=2, num_heads=2, context=6, dropout=0.2),
+         lambda: {"tokens": _tokens(3, 5, 11)},
+         lambda layer, x: layer(x["tokens"])),
+    # its beam-search step: log-probabilities and the (empty) attention are float32 by design
+    Case("causal_transformer_step", CausalTransformer,
+         dict(vocab_size=11, units=8, num_layers=1, num_heads=2, context=4),
+         lambda: {"tokens": _tokens(3, 1, 11)[:, 0], "context": _tokens(3, 4, 11)},
+         lambda layer, x: _transformer_step(layer, x), float32_outputs=(0, 1)),
     Case("frame_encoder_pooled", FrameEncoder,
          dict(feature_dim=7, units=8, projection_dim=6, dropout=0.2),
          lambda: {"frames": _normal(3, 4, 7), "mask": MASK_3x4},
@@ -226,6 +236,14 @@ def _decoder_step(layer, x):
     memory, state = layer.prepare(x["annotations"], x["mask"])
     log_probs, state, alpha = layer.step(x["tokens"], state, memory)
     return state["h"], state["c"], log_probs, alpha  # (flat indices 0, 1, 2, 3)
+
+
+def _transformer_step(layer, x):
+    if not layer.built:
+        layer.build()
+    memory, state = layer.prepare(tf.zeros((3, 1, 1)), None, layer.context_state(x["context"][:, :2]))
+    log_probs, state, attention = layer.step(x["tokens"], state, memory)
+    return log_probs, attention, state["context"], state["length"]
 
 
 # ----------------------------------------------------------------------------- coverage

@@ -6,6 +6,14 @@
     captioner train lm --level word --data ../shared/datasets/flickr8k \\
         --output-dir runs/flickr8k_lm --model-out assets/models/flickr8k_word_lm.keras
 
+    captioner train lm --arch transformer --units 128 --num-layers 6 --num-heads 4 \\
+        --data ../shared/datasets/tinyshakespeare/input.train.txt --output-dir runs/shakespeare_gpt
+
+--arch rnn (default) is the AttentionDecoder with no context (--cell, --units, --embedding-dim);
+--arch transformer a causal Transformer decoder (--num-layers pre-norm blocks of --num-heads heads,
+--units wide, its context --seq-length tokens (a word model: --seq-length + 1), input and output
+embeddings tied, trained with AdamW, weight decay --weight-decay on its matrices).
+
 Data (--data):
 * char: one or more text files, read as they are (concatenated). The dev split is carved
   from the end, once: the text after the first blank line at or after the first
@@ -44,7 +52,11 @@ class Config(TrainConfig):
     seq_length: int = option(128, help="char: characters per training window; word: most words per sentence")
     embedding_dim: int = option(64)
     units: int = option(512)
+    arch: str = option("rnn", choices=("rnn", "transformer"))
     cell: str = option("lstm", choices=("lstm", "gru"))
+    num_layers: int = option(4, help="transformer: blocks")
+    num_heads: int = option(4, help="transformer: attention heads (a divisor of --units)")
+    weight_decay: float = option(0.1, help="transformer: AdamW's decoupled weight decay of the matrices")
     dropout: float = option(0.2)
     min_count: int = option(2, help="word: vocabulary minimum count")
     max_vocab: int = option(10000, help="word: most ids (specials included)")
@@ -82,6 +94,13 @@ class LanguageModelRecipe(Recipe):
             raise InputError(f"--dev-fraction {self.cfg.dev_fraction}: must be in (0, 1)")
         if self.cfg.seq_length < 2:
             raise InputError(f"--seq-length {self.cfg.seq_length}: must be >= 2")
+        if self.cfg.arch == "transformer":
+            if self.cfg.num_layers < 1 or self.cfg.num_heads < 1 or self.cfg.units % self.cfg.num_heads:
+                raise InputError(f"--num-layers {self.cfg.num_layers} --num-heads {self.cfg.num_heads} --units "
+                                 f"{self.cfg.units}: need at least one block and head, and --units a multiple of "
+                                 "--num-heads")
+            if not 0.0 <= self.cfg.weight_decay < 1.0:
+                raise InputError(f"--weight-decay {self.cfg.weight_decay}: must be in [0, 1)")
 
     # -- data ------------------------------------------------------------------------
     def _char_data(self):
@@ -140,10 +159,16 @@ class LanguageModelRecipe(Recipe):
             self.baseline_dev = [unk(tokenize(s)) for s in dev if tokenize(s)]
             counts = {"train_sentences": len(tokens), "dev_sentences": len(self.baseline_dev)}
         self.desc = {"level": c.level, "data": c.data, "dev": dev_desc, **counts}
-        self.selection = "dev log-likelihood per token (perplexity, state carried across windows)"
-        self.notes = (f"{c.level}-level language model: the AttentionDecoder with context='none'. Dev: {dev_desc}. "
+        transformer = c.arch == "transformer"
+        self.selection = ("dev log-likelihood per token (perplexity, " + (
+            "windows of the context sliding by half of it)" if transformer else "state carried across windows)"))
+        self.notes = (f"{c.level}-level language model: "
+                      + (f"a causal Transformer decoder ({c.num_layers} blocks, {c.num_heads} heads, {c.units} units)"
+                         if transformer else "the AttentionDecoder with context='none'") + f". Dev: {dev_desc}. "
                       + ("Perplexity per character: the dev text as one stream, every character after the first "
-                         "predicted from all before it (windows of the model's `window`, state carried)."
+                         + ("predicted from at least half a context before it (windows sliding by half the context)."
+                            if transformer else
+                            "predicted from all before it (windows of the model's `window`, state carried).")
                          if c.level == "char" else
                          "Perplexity per word: each sentence <start> w1 .. wn <end>, every word and <end> predicted, "
                          "<unk> like any word.")
@@ -155,9 +180,22 @@ class LanguageModelRecipe(Recipe):
         from captioner.models.language_model import LanguageModel
 
         c = self.cfg
+        transformer = {"arch": "transformer", "num_layers": c.num_layers, "num_heads": c.num_heads,
+                       "context": c.seq_length + (c.level == "word")} if c.arch == "transformer" else {}
         return LanguageModel(self.vocab, level=c.level, embedding_dim=c.embedding_dim, units=c.units, cell=c.cell,
-                             dropout=c.dropout, window=c.eval_window,
+                             dropout=c.dropout, window=c.eval_window, **transformer,
                              training_config={"task": "lm", "seed": c.seed, "data": self.desc})
+
+    def optimizer(self):
+        if self.cfg.arch != "transformer":
+            return super().optimizer()
+        import keras
+
+        # nanoGPT's AdamW: beta2 0.99, decay on the matrices and embeddings only, gradients clipped at 1
+        opt = keras.optimizers.AdamW(self.cfg.learning_rate, weight_decay=self.cfg.weight_decay, beta_2=0.99,
+                                     clipnorm=1.0)
+        opt.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
+        return opt
 
     def steps_per_pass(self):
         c = self.cfg
