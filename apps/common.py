@@ -472,7 +472,7 @@ def show_caption_with_tags(result, empty="(empty caption)"):
 
 def tag_summary(objects):
     """The tags of a caption in a line: "Objects (the backbone's ImageNet head): **cat** (Egyptian cat,
-    91%)", a word learned from labelled photos (scripts/learn_words.py) as "**bike** (learned word, 88%)"."""
+    91%)", a word learned from labelled photos (captioner model learn-words) as "**bike** (learned word, 88%)"."""
     source = "the backbone's ImageNet head" + (
         " and the words learned from labelled photos" if any(o.get("learned") for o in objects) else "")
     return f"Objects ({source}): " + ", ".join(

@@ -22,7 +22,7 @@ ASSETS_DIR = REPO_ROOT / "assets"
 # Everything under assets/ is cloned by every user, with every old version of it: a model added or
 # retrained has to fit this budget (tests/test_bundled.py checks it). Issue 39: 504 MB of models
 # before lean storage (float16 weights, the package backbone by reference); all 17 re-saved
-# lean (`scripts/store_lean.py`): 172 MB of models.
+# lean (`captioner model store-lean`): 172 MB of models.
 ASSETS_BUDGET_BYTES = 190_000_000  # 175.2 MB once all 17 models were re-saved lean (session 28)
 
 

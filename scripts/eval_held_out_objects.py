@@ -12,7 +12,7 @@ names a held-out object is left out; the words stay in its vocabulary, never see
 Flickr8k dev photos, for each object: the photos whose references name it are the positives,
 and a caption that names it is a prediction; F1 per object and the mean, for the captioner
 alone and with the object tags of its backbone's ImageNet head (its known classes fitted, as
-`scripts/fit_object_tagger.py --captions` does, on the photos it trained on: a class is known
+`captioner model fit-tagger --captions` does, on the photos it trained on: a class is known
 when their captions name it, and the held-out objects' photos are not among them, so their
 classes are novel), as a bonus or as constraints of the beam search. With --learn-words, also with the held-out words
 learned from labelled photos (`captioner.tagging.learned_words`, DCC's lexical classifiers): every

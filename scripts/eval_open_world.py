@@ -149,7 +149,7 @@ def main(argv=None):
                              for b in args.bonus]
     fitted_known, fitted_familiar = tagger.known, tagger.familiar_threshold
     if "on" in args.familiar and fitted_familiar is None:
-        parser.error(f"--familiar on: {args.model} has no familiar-photo test (scripts/fit_object_tagger.py fits one)")
+        parser.error(f"--familiar on: {args.model} has no familiar-photo test (captioner model fit-tagger fits one)")
     variants = []
     for familiar in args.familiar:
         for known in args.known:

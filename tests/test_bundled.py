@@ -55,4 +55,4 @@ def test_the_assets_fit_their_size_budget():
     size = assets_bytes()
     assert size <= ASSETS_BUDGET_BYTES, (
         f"assets/ holds {size / 1e6:.1f} MB, over its budget of {ASSETS_BUDGET_BYTES / 1e6:.0f} MB "
-        "(captioner/bundled.py): store models lean (scripts/store_lean.py) or drop one")
+        "(captioner/bundled.py): store models lean (captioner model store-lean) or drop one")

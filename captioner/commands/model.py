@@ -1,5 +1,5 @@
-"""`captioner model ensemble|set-defaults|add-truecaser|slim-backbone|tune-rescorer`: tools that make
-or change a model file after training.
+"""`captioner model ensemble|set-defaults|add-truecaser|slim-backbone|tune-rescorer|store-lean|
+fit-tagger|learn-words`: tools that make or change a model file after training.
 
     captioner model ensemble runs/s1/m.keras runs/s2/m.keras --output ensemble.keras [--combine product|mixture]
         [--beam-size K --alpha A]
@@ -42,6 +42,20 @@ check), choosing beam, alpha, LM order and LM over types or counts on the tuning
 --output the model is saved there with the chosen rescorer, beam and alpha, its card following,
 and the figures are checked again by decoding with the saved file.
 
+``store-lean`` re-saves models the lean way: float16 weights, the pip-package backbone by
+reference, no optimizer state; each file is loaded back in the process, and its card gets the
+bytes before and after, the stored dtypes and the backbone's package and checksum
+(``extra.storage``). Outputs stay the same within float16 rounding
+(``assets/benchmarks/float16_storage.json`` measures it on each bundled model's dev data).
+
+``fit-tagger`` fits a captioner's object tagger to the photos it was trained on (its known
+ImageNet classes, its familiar-photo test, the search that steers captions) or, with
+--from-model, copies an image captioner's settings to a video captioner or a VQA model of the
+same photos; ``learn-words`` teaches an image captioner words its training captions never gave it
+from folders of photos of them (DCC's lexical classifiers). The library and the details:
+`captioner.inference.tagger_fitting`; the settings go into ``extra.object_tagger`` /
+``extra.learned_words``.
+
 Every tool rewrites the file atomically (one `.keras`, safe-mode loadable) and appends its command
 to the model's card.
 """
@@ -60,7 +74,7 @@ def register(subparsers):
     import argparse
 
     p = subparsers.add_parser(NAME, help="make or change a model file: ensemble, set-defaults, add-truecaser, "
-                              "slim-backbone, tune-rescorer",
+                              "slim-backbone, tune-rescorer, store-lean, fit-tagger, learn-words",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tools = p.add_subparsers(dest="tool", metavar="TOOL")
     e = tools.add_parser("ensemble", help="join models of one kind into one ensemble .keras file",
@@ -112,7 +126,60 @@ def register(subparsers):
     r.add_argument("--json", help="write the figures here")
     r.add_argument("--output", help="save the model with the chosen rescorer here (atomically)")
     r.set_defaults(func=run_tune_rescorer)
+    lean = tools.add_parser("store-lean", help="re-save models with float16 weights, the backbone by reference and no "
+                            "optimizer state", description=__doc__.split("\n\n")[7])
+    lean.add_argument("--model", action="append", required=True, help="a .keras file (rewritten in place); repeat")
+    lean.set_defaults(func=run_store_lean)
+    _add_tagger_tools(tools, __doc__.split("\n\n")[8])
     p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def _add_tagger_tools(tools, description):
+    f = tools.add_parser("fit-tagger", help="fit a captioner's object tagger to its training photos, or copy one's",
+                         description=description)
+    f.add_argument("--model", required=True, help="a captioner .keras file, image or video, or a VQA model "
+                   "(rewritten in place)")
+    f.add_argument("--images", help="a text file naming the training photos, one per line")
+    f.add_argument("--image-dir", help="the folder those names are in")
+    f.add_argument("--features", help="a `captioner extract` store holding those photos (instead of running the "
+                   "backbone over them; it must be the captioner's backbone)")
+    f.add_argument("--from-model", help="instead of fitting: copy the tagger settings of this captioner")
+    f.add_argument("--min-images", type=int, default=3)
+    f.add_argument("--bonus", type=float, default=8.0, help="nats on a novel object's word (times its probability)")
+    f.add_argument("--threshold", type=float, default=0.5, help="a tag at least this probable is confident")
+    f.add_argument("--search", choices=("bonus", "constrained"), default="bonus",
+                   help="how a steering tag enters the beam search: a bonus on its word, or a constraint")
+    f.add_argument("--deadline", type=int, default=0,
+                   help="constrained: one tag's word within the caption's first N words (0: anywhere)")
+    f.add_argument("--known-probability", type=float, default=None, help="a class is seen on a training photo when "
+                   "its tag is at least this probable (default: --threshold)")
+    f.add_argument("--familiar-centroids", type=int, default=64,
+                   help="k-means centroids of the training photos for the familiar-photo test (0: none)")
+    f.add_argument("--familiar-test", choices=("centroids", "subspace"), default="centroids",
+                   help="familiar = close to one of --familiar-centroids k-means centroids, or little outside the "
+                   "span of the training photos' top --familiar-dims principal directions")
+    f.add_argument("--familiar-dims", type=int, default=64,
+                   help="subspace: principal directions of the training photos' features")
+    f.add_argument("--familiar-quantile", type=float, default=0.05,
+                   help="this share of held-out training photos falls below the familiar threshold")
+    f.add_argument("--captions", help="the photos' captions (Flickr8k.token.txt format): a class is known only from "
+                   "photos whose captions name it (the captioner learned its word)")
+    f.add_argument("--describe", choices=("sentence", "object"), default="sentence",
+                   help="object: an unfamiliar photo's caption is its steering object alone ('a photo of ...')")
+    f.add_argument("--batch-size", type=int, default=32)
+    f.set_defaults(func=run_fit_tagger)
+    w = tools.add_parser("learn-words", help="teach an image captioner words from folders of photos of them",
+                         description=description)
+    w.add_argument("--model", required=True, help="an image captioner .keras file (rewritten in place)")
+    w.add_argument("--words", required=True, help="a folder of folders, one per word, of photos that show it")
+    w.add_argument("--negatives", required=True, help="a text file naming photos, one per line (the training photos)")
+    w.add_argument("--image-dir", required=True, help="the folder the --negatives names are in")
+    w.add_argument("--captions", help="the --negatives photos' captions (Flickr8k.token.txt format): a photo whose "
+                   "captions name a word is a photo of it")
+    w.add_argument("--search", choices=("bonus", "constrained"), help="also set the tagger's search")
+    w.add_argument("--strength", type=float, default=0.002, help="inverse L2 strength of the regressions")
+    w.add_argument("--batch-size", type=int, default=32)
+    w.set_defaults(func=run_learn_words)
 
 
 def _argv_after(args, tool):
@@ -450,4 +517,63 @@ def run_tune_rescorer(args):
         ModelCard.record_step(args.output, "captioner", ["model", "tune-rescorer", *_argv_after(args, "tune-rescorer")],
                               extra={"rescorer": {"chosen": report["chosen"], "with_rescorer": report["with_rescorer"],
                                                   "saved_model": report["saved_model"]}})
+    return 0
+
+
+def run_store_lean(args):
+    import keras
+
+    import captioner  # noqa: F401  registers the classes
+    from captioner.model_card import ModelCard
+    from captioner.models.keras_archive import check_keras_archive
+    from captioner.models.storage import drop_training_state, save_model, storage_record
+
+    for path in args.model:
+        check_keras_archive(path)
+        before = os.path.getsize(path)
+        model = keras.models.load_model(path)
+        uncompiled = drop_training_state(model)
+        save_model(model, path)
+        keras.models.load_model(path)  # loads back
+        record = {**storage_record(model, path), "bytes_before": before, "optimizers_dropped": uncompiled}
+        ModelCard.record_step(path, "captioner", ["model", "store-lean", "--model", path], extra={"storage": record})
+        print(f"{path}: {before / 1e6:.1f} MB -> {record['bytes'] / 1e6:.1f} MB, weights {record['weights']}, "
+              f"backbone {'by reference' if isinstance(record.get('backbone'), dict) else record.get('backbone', '-')}")
+    return 0
+
+
+def run_fit_tagger(args):
+    from captioner.errors import InputError
+    from captioner.inference.tagger_fitting import copy_tagger, fit_tagger
+    from captioner.model_card import ModelCard
+
+    argv = ["model", "fit-tagger", *_argv_after(args, "fit-tagger")]
+    if args.from_model:
+        extra = copy_tagger(args.model, args.from_model)
+        ModelCard.record_step(args.model, "captioner", argv, extra=extra)
+        print(f"{args.model}: tagger settings of {args.from_model} ({extra['object_tagger']['known']} known classes)")
+        return 0
+    if not (args.images and args.image_dir):
+        raise InputError("give --images and --image-dir (fit), or --from-model (copy)")
+    extra, used, skipped = fit_tagger(
+        args.model, args.images, args.image_dir, args.features, args.min_images, args.bonus, args.threshold,
+        args.search, args.deadline, args.known_probability, args.familiar_centroids, args.familiar_test,
+        args.familiar_dims, args.familiar_quantile, args.captions, args.describe, args.batch_size)
+    ModelCard.record_step(args.model, "captioner", argv, extra=extra)
+    print(f"{args.model}: {extra['object_tagger']['known']} known classes from {used} photos ({skipped} skipped); "
+          f"{args.search} search, bonus {args.bonus}, threshold {args.threshold}, deadline {args.deadline}")
+    return 0
+
+
+def run_learn_words(args):
+    from captioner.inference.tagger_fitting import learn_words
+    from captioner.model_card import ModelCard
+
+    extra, words, used, skipped = learn_words(args.model, args.words, args.negatives, args.image_dir, args.captions,
+                                              args.search, args.strength, args.batch_size)
+    ModelCard.record_step(args.model, "captioner", ["model", "learn-words", *_argv_after(args, "learn-words")],
+                          extra=extra)
+    for word, r in words.items():
+        print(f"{word}: {r['photos']} photos of it, 5-fold F1 {r['cv_f1']}, cut-off {r['cutoff']}")
+    print(f"{args.model}: learned {len(words)} word(s) from {used} photos ({len(skipped)} skipped)")
     return 0

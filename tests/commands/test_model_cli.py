@@ -1,4 +1,4 @@
-"""`captioner model ensemble|set-defaults`: two captioners (or two Seq2Seq models) become one
+"""`captioner model ensemble|set-defaults|store-lean|fit-tagger`: two captioners (or two Seq2Seq models) become one
 .keras file that loads in safe mode and decodes its members together; members that cannot be
 joined are refused by name; a model's decoding defaults are rewritten in place, weights and
 outputs otherwise unchanged; each card records the command."""
@@ -115,6 +115,25 @@ def test_set_defaults_changes_an_image_captioners_beam_and_alpha_and_nothing_els
     assert card["command"][-1].startswith("captioner model set-defaults --model")
     assert card["extra"]["decoding_defaults"] == {"before": {"beam_size": 2, "alpha": 0.0},
                                                   "after": {"beam_size": 3, "alpha": 1.0}}
+
+
+def test_store_lean_keeps_the_captions_and_records_itself(captioner_file):
+    before = keras.models.load_model(captioner_file)
+    assert main(["model", "store-lean", "--model", str(captioner_file)]) == 0
+    after = keras.models.load_model(captioner_file)
+    for x, y in zip(before.get_weights(), after.get_weights()):
+        np.testing.assert_array_equal(y, x.astype(np.float16).astype(np.float32))
+    card = json.loads(captioner_file.with_suffix(".json").read_text())
+    assert card["command"][-1] == f"captioner model store-lean --model {captioner_file}"
+    assert card["extra"]["storage"]["bytes_before"] > 0 and "float16" in json.dumps(card["extra"]["storage"])
+    assert main(["model", "store-lean", "--model", str(captioner_file.with_name("missing.keras"))]) != 0
+
+
+def test_fit_tagger_copies_a_captioners_settings_and_refuses_a_model_without_a_head(captioner_file, tmp_path, capsys):
+    """--from-model copies the tagger settings (the tiny backbone has no ImageNet head: refused by name)."""
+    assert main(["model", "fit-tagger", "--model", str(captioner_file), "--from-model", str(captioner_file)]) != 0
+    assert "has no ImageNet head to tag with" in capsys.readouterr().err
+    assert main(["model", "fit-tagger", "--model", str(captioner_file)]) != 0
 
 
 def test_set_defaults_refuses_seq2seq_only_settings_for_a_captioner(captioner_file, capsys):

@@ -110,18 +110,12 @@ def test_the_tagger_settings_travel_in_the_config():
 
 
 def test_a_photo_like_the_training_photos_is_familiar_and_its_tags_do_not_steer(tmp_path):
-    """scripts/fit_object_tagger.py --features: the familiar-photo test fitted on a feature store of the
+    """`captioner model fit-tagger --features`: the familiar-photo test fitted on a feature store of the
     training photos travels in the saved captioner; a photo like them is tagged but not steered, and
     with the test off (no centroids fitted) the same photo is steered again."""
-    import sys
-    from pathlib import Path
-
+    from captioner.cli import main
     from captioner.features.store import FeatureStore
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from script_support import load_script
-
-    fit = load_script("fit_object_tagger")
     image, _ = captioners()
     path = tmp_path / "captioner.keras"
     image.save(path)
@@ -134,9 +128,9 @@ def test_a_photo_like_the_training_photos_is_familiar_and_its_tags_do_not_steer(
     with FeatureStore(tmp_path / "train.h5", "a", backbone="efficientnet_lite0", grid_shape=(1, 1), channels=1280,
                       pooled_dim=1280) as store:
         store.append(names, pooled[:, None, :].astype(np.float32), pooled.astype(np.float32))
-    common = ["--model", str(path), "--images", str(tmp_path / "train.txt"), "--image-dir", str(tmp_path),
+    common = ["model", "fit-tagger", "--model", str(path), "--images", str(tmp_path / "train.txt"), "--image-dir", str(tmp_path),
               "--features", str(tmp_path / "train.h5"), "--min-images", "1000"]  # no class is known
-    assert fit.main(common + ["--familiar-centroids", "2"]) == 0
+    assert main(common + ["--familiar-centroids", "2"]) == 0
     model = keras.models.load_model(path)
     assert model.tagger_config["fitted_familiar_centroids"] == 2 and "familiar" in model.tagger_config
     caption = model.caption([photo], objects=True)[0]
@@ -144,7 +138,7 @@ def test_a_photo_like_the_training_photos_is_familiar_and_its_tags_do_not_steer(
     assert (first["synset"], first["familiar_photo"], first["steered"], first["named"]) == \
         ("espresso.n.01", True, False, False)
     assert caption.text == model.caption([photo])[0].text  # the captioner's own caption, no name filled in
-    assert fit.main(common + ["--familiar-centroids", "0"]) == 0  # the test off: forgotten, steered again
+    assert main(common + ["--familiar-centroids", "0"]) == 0  # the test off: forgotten, steered again
     model = keras.models.load_model(path)
     assert not any("familiar" in key for key in model.tagger_config)
     caption = model.caption([photo], objects=True)[0]

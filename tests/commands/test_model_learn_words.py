@@ -1,12 +1,14 @@
-"""scripts/learn_words.py: a captioner learns a word from a folder of photos of it, a broken photo
-is skipped and named, and the saved captioner puts the word into the caption of such a photo."""
+"""`captioner model learn-words`: a captioner learns a word from a folder of photos of it, a broken
+photo is skipped and named, and the saved captioner puts the word into the caption of such a photo;
+a card counts the words' weights instead of listing them."""
 
 import keras
 import numpy as np
 import pytest
 from PIL import Image
-from script_support import load_script
 
+from captioner.cli import main
+from captioner.inference.tagger_fitting import card_settings
 from captioner.models.caption_decoder_model import CaptionDecoderModel
 from captioner.models.image_captioner import ImageCaptioner
 from captioner.text import Vocabulary
@@ -58,7 +60,7 @@ def test_a_word_learned_from_a_folder_of_photos_is_put_into_their_captions(setup
     args = ["--model", str(setup / "captioner.keras"), "--words", str(setup / "words"),
             "--negatives", str(setup / "train.txt"), "--image-dir", str(setup / "train"),
             "--captions", str(setup / "captions.txt"), "--search", "constrained", "--batch-size", "8"]
-    assert load_script("learn_words").main(args) == 0
+    assert main(["model", "learn-words", *args]) == 0
     captured = capsys.readouterr()
     assert "skipped" in captured.err and "broken.jpg" in captured.err
     assert "kayak: 12 photos of it" in captured.out and "from 42 photos (1 skipped)" in captured.out
@@ -72,13 +74,13 @@ def test_a_word_learned_from_a_folder_of_photos_is_put_into_their_captions(setup
     assert "kayak" in red.tokens and any(o["word"] == "kayak" and o["learned"] and o["steered"] for o in red.objects)
     assert not any(o["word"] == "kayak" and o["steered"] for o in blue.objects)
     # a card lists the words' count, not their weights
-    settings = load_script("fit_object_tagger").card_settings(model)
+    settings = card_settings(model)
     assert settings["learned_words"] == ["kayak"] and settings["learned_weights"].startswith("1 logistic regressions")
 
 
-def test_a_word_outside_the_vocabulary_is_named(setup):
+def test_a_word_outside_the_vocabulary_is_named(setup, capsys):
     (setup / "words" / "guitar").mkdir()
     args = ["--model", str(setup / "captioner.keras"), "--words", str(setup / "words"),
             "--negatives", str(setup / "train.txt"), "--image-dir", str(setup / "train")]
-    with pytest.raises(SystemExit, match=r"\['guitar'\] are not in"):
-        load_script("learn_words").main(args)
+    assert main(["model", "learn-words", *args]) != 0
+    assert "['guitar'] are not in" in capsys.readouterr().err
