@@ -33,7 +33,6 @@ Kneser-Ney n-grams, add-one unigram).
 
 import dataclasses
 import logging
-import os
 
 from captioner.training.config import TrainConfig, option
 from captioner.training.trainer import Recipe
@@ -72,17 +71,6 @@ class Config(TrainConfig):
     epochs: int = 10
 
 
-def read_text(path):
-    from captioner.errors import InputError, text_file_errors
-
-    with text_file_errors(path):
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-    if not text.strip():
-        raise InputError(f"{path}: empty")
-    return text
-
-
 class LanguageModelRecipe(Recipe):
     task = "language-model"
     metric = "dev_log_prob"
@@ -102,37 +90,14 @@ class LanguageModelRecipe(Recipe):
             if not 0.0 <= self.cfg.weight_decay < 1.0:
                 raise InputError(f"--weight-decay {self.cfg.weight_decay}: must be in [0, 1)")
 
-    # -- data ------------------------------------------------------------------------
-    def _char_data(self):
-        c = self.cfg
-        text = "".join(read_text(p) for p in c.data)
-        if c.dev:
-            return text, "".join(read_text(p) for p in c.dev), "the --dev files"
-        cut = text.find("\n\n", int(len(text) * (1 - c.dev_fraction)))
-        cut = int(len(text) * (1 - c.dev_fraction)) if cut < 0 else cut + 1
-        return text[:cut], text[cut:], f"characters {cut:,} to the end of --data (from a blank line on)"
-
-    def _word_data(self):
-        from captioner.data import load_flickr8k
-
-        c = self.cfg
-        if len(c.data) == 1 and os.path.isdir(c.data[0]):
-            train, dev = load_flickr8k(c.data[0], "train"), load_flickr8k(c.data[0], "dev")
-            sentences = [s for p in train.image_paths for s in train.captions[p]]
-            dev_sentences = [s for p in dev.image_paths for s in dev.captions[p]]
-            return sentences, dev_sentences, "Flickr8k: train images' captions; dev: the dev images' captions"
-        lines = [line for p in c.data for line in read_text(p).split("\n") if line.strip()]
-        if c.dev:
-            return lines, [line for p in c.dev for line in read_text(p).split("\n") if line.strip()], "the --dev files"
-        cut = int(len(lines) * (1 - c.dev_fraction))
-        return lines[:cut], lines[cut:], f"the last {len(lines) - cut} lines of --data"
-
     def prepare(self, trainer):
         from captioner.text import Vocabulary, tokenize
 
         c = self.cfg
+        from captioner.data.lm_text import char_data, word_data
+
         if c.level == "char":
-            train, dev, dev_desc = self._char_data()
+            train, dev, dev_desc = char_data(c.data, c.dev, c.dev_fraction)
             # every character of the data (the dev text's too: none is out of vocabulary)
             self.vocab = trainer.cached("vocabulary.json", lambda: Vocabulary(
                 ["<pad>", "<start>", "<end>", "<unk>"] + sorted(set(train) | set(dev))))
@@ -145,7 +110,7 @@ class LanguageModelRecipe(Recipe):
             self.baseline_train, self.baseline_dev = [list(train)], [list(dev)]
             counts = {"train_characters": len(train), "dev_characters": len(dev)}
         else:
-            train, dev, dev_desc = self._word_data()
+            train, dev, dev_desc = word_data(c.data, c.dev, c.dev_fraction)
             train = train[: c.limit] if c.limit else train
             tokens = [tokenize(s)[: c.seq_length] for s in train]
             tokens = [t for t in tokens if t]
