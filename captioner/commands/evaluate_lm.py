@@ -2,7 +2,10 @@
 
 A character model reads the file as one stream of characters (newlines included): every
 character after the first is predicted from all before it, in windows of --window characters
-with the state carried from one window to the next (exact, not an approximation). A word model
+with the state carried from one window to the next (exact, not an approximation); a Transformer
+model reads windows of its context sliding by --stride characters (default half the context: each
+character is predicted from at least that many before it; --stride equal to the context gives
+non-overlapping blocks, nanoGPT's validation protocol). A word model
 reads one sentence per non-empty line, <start> w1 ... wn <end>, and predicts every word and the
 sentence end; words it does not know are <unk> (their share is reported as oov_rate).
 
@@ -24,7 +27,9 @@ def register(subparsers):
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default=default_path("generate"), help="a .keras language model")
     p.add_argument("--input", "-i", required=True, help="a UTF-8 text file")
-    p.add_argument("--window", type=int, default=None, help="tokens per window (default: the model's)")
+    p.add_argument("--window", type=int, default=None, help="recurrent model: tokens per window (default: the model's)")
+    p.add_argument("--stride", type=int, default=None, help="Transformer model: tokens its context window slides by "
+                   "(1 .. its context; default: half the context)")
     p.add_argument("--batch-size", type=int, default=64, help="word model: sentences per batch")
     p.set_defaults(func=run)
 
@@ -66,6 +71,11 @@ def run(args):
         raise InputError(f"--window {args.window}: must be >= 1")
     lines = read_lines(args.input)
     model = load_language_model(args.model)
+    if args.stride is not None and (model.arch != "transformer" or not 1 <= args.stride <= model.context):
+        raise InputError(f"--stride {args.stride}: " + (f"must be in 1 .. {model.context} (the model's context)"
+                                                          if model.arch == "transformer" else
+                                                          "a Transformer model's option (this one is recurrent: "
+                                                          "--window)"))
     kept, skipped = [], sum(text is None for _, text in lines)
     for n, text in lines:
         if text is None:
@@ -81,14 +91,15 @@ def run(args):
         kept.append(text)
     text = "".join(kept)
     streams = model.streams_of(text, args.input)
-    bar = tqdm(total=model.windows_needed(streams, args.batch_size, args.window), unit="window",
+    bar = tqdm(total=model.windows_needed(streams, args.batch_size, args.window, args.stride), unit="window",
                desc="evaluate-lm", file=sys.stderr, disable=None)
     try:
         result = model.evaluate_text(text, args.input, batch_size=args.batch_size, window=args.window,
-                                     progress=bar.update)
+                                     progress=bar.update, stride=args.stride)
     finally:
         bar.close()
-    result = {"model": args.model, "input": args.input, **result, "skipped_lines": skipped}
+    result = {"model": args.model, "input": args.input, **result, "skipped_lines": skipped,
+              **({"stride": model.window_stride(args.stride)} if model.arch == "transformer" else {})}
     unit = "character" if model.level == "char" else "word"
     extra = f", {result['bits_per_char']:.4f} bits per character" if "bits_per_char" in result else ""
     print(f"perplexity {result['perplexity']:.4f} per {unit}{extra}, over {result['tokens']:,} predicted tokens")

@@ -232,7 +232,7 @@ class LanguageModel(TextTaskModel, keras.Model):
             start += stride
         return out
 
-    def _stride(self, stride):
+    def window_stride(self, stride=None):
         stride = int(stride or max(self.context // 2, 1))
         if not 1 <= stride <= self.context:
             raise ValueError(f"stride must be in [1, context={self.context}], got {stride}")
@@ -245,7 +245,7 @@ class LanguageModel(TextTaskModel, keras.Model):
         see the module docstring). Returns (nll per stream (S,), predicted tokens per stream (S,)).
         `progress(n)` is called with the windows done."""
         if self.arch == "transformer":
-            return self._context_log_likelihood(streams, batch_size, self._stride(stride), progress)
+            return self._context_log_likelihood(streams, batch_size, self.window_stride(stride), progress)
         window = int(window or self.window)
         streams = [np.asarray(s, np.int32) for s in streams]
         nll = np.zeros(len(streams), np.float64)
@@ -293,7 +293,7 @@ class LanguageModel(TextTaskModel, keras.Model):
         """How many windows :meth:`log_likelihood` will run (for a progress bar)."""
         lengths = sorted(len(s) for s in streams)
         if self.arch == "transformer":
-            stride = self._stride(stride)
+            stride = self.window_stride(stride)
             return sum(len(self._context_windows(max(lengths[i:i + batch_size]), stride))
                        for i in range(0, len(lengths), batch_size))
         window = int(window or self.window)

@@ -17,9 +17,12 @@ def models(tmp_path_factory):
     d = tmp_path_factory.mktemp("lm_cli")
     char = LanguageModel(SPECIALS + list("abc \n:"), level="char", embedding_dim=4, units=6)
     word = LanguageModel(SPECIALS + ["a", "dog", "runs", "cat"], level="word", embedding_dim=4, units=6)
+    gpt = LanguageModel(SPECIALS + list("abc \n:"), level="char", arch="transformer", units=4, num_layers=1,
+                        num_heads=2, context=4)
     char.save(d / "char.keras")
     word.save(d / "word.keras")
-    return str(d / "char.keras"), str(d / "word.keras")
+    gpt.save(d / "gpt.keras")
+    return str(d / "char.keras"), str(d / "word.keras"), str(d / "gpt.keras")
 
 
 def _json_last_line(out):
@@ -36,6 +39,23 @@ def test_evaluate_char_model(models, tmp_path, capsys):
     same.write_bytes(b"ab c\nabc:\n")
     assert main(["evaluate-lm", "--model", models[0], "--input", str(same), "--window", "2"]) == 0
     assert _json_last_line(capsys.readouterr().out)["perplexity"] == pytest.approx(r["perplexity"], rel=1e-5)
+
+
+def test_evaluate_a_transformer_model_with_its_stride(models, tmp_path, capsys):
+    text = tmp_path / "t.txt"
+    text.write_bytes(b"ab c\nabc:\nca b\n")
+    gpt = keras.models.load_model(models[2])
+    for stride in (None, 1, 4):
+        assert main(["evaluate-lm", "--model", models[2], "--input", str(text),
+                     *(["--stride", str(stride)] if stride else [])]) == 0
+        r = _json_last_line(capsys.readouterr().out)
+        expected = gpt.evaluate_text(text.read_text(), stride=stride)
+        assert r["stride"] == (stride or 2) and r["tokens"] == 14
+        assert r["perplexity"] == pytest.approx(expected["perplexity"], rel=1e-5)
+    assert main(["evaluate-lm", "--model", models[2], "--input", str(text), "--stride", "5"]) == 2
+    assert "--stride 5: must be in 1 .. 4" in capsys.readouterr().err
+    assert main(["evaluate-lm", "--model", models[0], "--input", str(text), "--stride", "2"]) == 2
+    assert "this one is recurrent" in capsys.readouterr().err
 
 
 def test_evaluate_skips_bad_lines_and_says_which(models, tmp_path, capsys):
