@@ -6,7 +6,8 @@ and the causal Transformer of about its parameter count, trained for the same mi
         --run lstm runs/shakespeare_lstm --run transformer runs/shakespeare_gpt \\
         --output assets/benchmarks/char_lm_lstm_vs_transformer.json
 
-Each --run is a label and a `captioner train lm` run directory (its model.keras and history.json).
+Each --run is a label and a `captioner train lm` run directory (its history.json, and the model its
+config.json names as --model-out, else its model.keras).
 The dev text is the recipe's (the end of --data from a blank line after 90% on). Scored two ways:
 
 * each model's own reading: the LSTM's state carried over the whole dev text, the Transformer's
@@ -49,9 +50,9 @@ def main(argv=None):
     _, dev, dev_desc = carve_char_dev(read_text(args.data), args.dev_fraction)
     rows = {}
     for label, run in args.run:
-        model = keras.models.load_model(os.path.join(run, "model.keras"))
         history = json.load(open(os.path.join(run, "history.json"), encoding="utf-8"))
         config = json.load(open(os.path.join(run, "config.json"), encoding="utf-8"))
+        model = keras.models.load_model(config.get("model_out") or os.path.join(run, "model.keras"))
         if model.arch == "transformer" and args.block > model.context:
             parser.error(f"--block {args.block}: longer than {label}'s context ({model.context})")
         own = model.evaluate_text(dev, "dev")
