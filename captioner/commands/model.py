@@ -555,10 +555,11 @@ def run_fit_tagger(args):
         return 0
     if not (args.images and args.image_dir):
         raise InputError("give --images and --image-dir (fit), or --from-model (copy)")
-    extra, used, skipped = fit_tagger(
-        args.model, args.images, args.image_dir, args.features, args.min_images, args.bonus, args.threshold,
-        args.search, args.deadline, args.known_probability, args.familiar_centroids, args.familiar_test,
-        args.familiar_dims, args.familiar_quantile, args.captions, args.describe, args.batch_size)
+    options = ("features", "min_images", "bonus", "threshold", "search", "deadline", "known_probability",
+               "familiar_centroids", "familiar_test", "familiar_dims", "familiar_quantile", "captions", "describe",
+               "batch_size")
+    extra, used, skipped = fit_tagger(args.model, args.images, args.image_dir,
+                                      **{name: getattr(args, name) for name in options})
     ModelCard.record_step(args.model, "captioner", argv, extra=extra)
     print(f"{args.model}: {extra['object_tagger']['known']} known classes from {used} photos ({skipped} skipped); "
           f"{args.search} search, bonus {args.bonus}, threshold {args.threshold}, deadline {args.deadline}")
@@ -569,8 +570,9 @@ def run_learn_words(args):
     from captioner.inference.tagger_fitting import learn_words
     from captioner.model_card import ModelCard
 
-    extra, words, used, skipped = learn_words(args.model, args.words, args.negatives, args.image_dir, args.captions,
-                                              args.search, args.strength, args.batch_size)
+    extra, words, used, skipped = learn_words(args.model, args.words, args.negatives, args.image_dir,
+                                              captions=args.captions, search=args.search, strength=args.strength,
+                                              batch_size=args.batch_size)
     ModelCard.record_step(args.model, "captioner", ["model", "learn-words", *_argv_after(args, "learn-words")],
                           extra=extra)
     for word, r in words.items():
