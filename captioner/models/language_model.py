@@ -245,13 +245,15 @@ class LanguageModel(TextTaskModel, keras.Model):
         see the module docstring). Returns (nll per stream (S,), predicted tokens per stream (S,)).
         `progress(n)` is called with the windows done."""
         if self.arch == "transformer":
-            return self._context_log_likelihood(streams, batch_size, self.window_stride(stride), progress)
-        window = int(window or self.window)
+            stride = self.window_stride(stride)
+            read = lambda ids: self._context_parts(ids, stride)  # noqa: E731
+        else:
+            window = int(window or self.window)
+            read = lambda ids: self._carried_parts(ids, window)  # noqa: E731
         streams = [np.asarray(s, np.int32) for s in streams]
         nll = np.zeros(len(streams), np.float64)
         counts = np.array([max(len(s) - 1, 0) for s in streams], np.int64)
         order = sorted(range(len(streams)), key=lambda i: len(streams[i]))  # similar lengths together
-        fn = self._window
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             width = max(len(streams[i]) for i in idx)
@@ -260,34 +262,25 @@ class LanguageModel(TextTaskModel, keras.Model):
             ids = np.full((len(idx), width), PAD_ID, np.int32)  # (B, L)
             for b, i in enumerate(idx):
                 ids[b, :len(streams[i])] = streams[i]
-            h = c = tf.zeros((len(idx), self.units), self.state_dtype)
-            for t in range(0, width - 1, window):
-                inputs = ids[:, t:t + window]
-                targets = ids[:, t + 1:t + 1 + window]
-                inputs = inputs[:, :targets.shape[1]]
-                part, h, c = fn(inputs, targets, h, c)
-                nll[idx] += part.numpy()
+            for part in read(ids):
+                nll[idx] += part
                 if progress:
                     progress(1)
         return nll, counts
 
-    def _context_log_likelihood(self, streams, batch_size, stride, progress):
-        streams = [np.asarray(s, np.int32) for s in streams]
-        nll = np.zeros(len(streams), np.float64)
-        counts = np.array([max(len(s) - 1, 0) for s in streams], np.int64)
-        order = sorted(range(len(streams)), key=lambda i: len(streams[i]))
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            width = max(len(streams[i]) for i in idx)
-            ids = np.full((len(idx), width), PAD_ID, np.int32)  # (B, L)
-            for b, i in enumerate(idx):
-                ids[b, :len(streams[i])] = streams[i]
-            for t, first in self._context_windows(width, stride):
-                targets = ids[:, t + 1:t + 1 + self.context]
-                nll[idx] += self._context_window(ids[:, t:t + targets.shape[1]], targets, np.int32(first)).numpy()
-                if progress:
-                    progress(1)
-        return nll, counts
+    def _carried_parts(self, ids, window):
+        """An RNN's summed NLL (B,) of each window of `window` ids, the state carried across."""
+        h = c = tf.zeros((len(ids), self.units), self.state_dtype)
+        for t in range(0, ids.shape[1] - 1, window):
+            targets = ids[:, t + 1:t + 1 + window]
+            part, h, c = self._window(ids[:, t:t + targets.shape[1]], targets, h, c)
+            yield part.numpy()
+
+    def _context_parts(self, ids, stride):
+        """A Transformer's summed NLL (B,) of the new targets of each window sliding by `stride`."""
+        for t, first in self._context_windows(ids.shape[1], stride):
+            targets = ids[:, t + 1:t + 1 + self.context]
+            yield self._context_window(ids[:, t:t + targets.shape[1]], targets, np.int32(first)).numpy()
 
     def windows_needed(self, streams, batch_size=64, window=None, stride=None):
         """How many windows :meth:`log_likelihood` will run (for a progress bar)."""
