@@ -7,6 +7,9 @@ Captioning"), for issue 38: can the captioner name objects its training captions
     python scripts/eval_held_out_objects.py --model runs/dcc/flickr8k_dcc.keras \\
         --features runs/dcc/flickr8k_lite2.h5 --learn-words --transfer glove-6b-50d
 
+``--objects min20`` (with ``--print-words`` too) takes the second set of objects, each named on at
+least 20 dev photos as the issue asks (see OBJECT_SETS).
+
 The captioner was trained with ``--hold-out-words`` (every training photo one of whose captions
 names a held-out object is left out; the words stay in its vocabulary, never seen). On the
 Flickr8k dev photos, for each object: the photos whose references name it are the positives,
@@ -34,30 +37,40 @@ import sys
 
 import numpy as np
 
-# object -> the words that name it (a caption naming any of them names the object); 6 objects
-# whose references name them on at least 14 Flickr8k dev photos (bike 65, hat 50, camera 42, car 22,
-# boat 18, bench 14) and that ImageNet has classes of
-HELD_OUT = {
-    "bike": ["bike", "bikes", "bicycle", "bicycles", "biker", "bikers", "bicyclist", "bicyclists", "cyclist",
-             "cyclists", "biking"],
-    "car": ["car", "cars"],
-    "hat": ["hat", "hats"],
-    "camera": ["camera", "cameras"],
-    "boat": ["boat", "boats"],
-    "bench": ["bench", "benches"],
+# object -> the words that name it (a caption naming any of them names the object).
+# "first": the six objects of the first runs, named on at least 15 Flickr8k dev photos (bike 66, hat
+# 56, camera 43, car 22, boat 18, bench 15; counted with the word forms below) and with ImageNet classes; boat and bench fall under the
+# issue's rule of >= 20 dev photos.
+# "min20": chosen by that rule before any run of it (session 39): the four of "first" that pass it,
+# and the two other object words with ImageNet classes of their own named on >= 20 dev photos (ball
+# 73: soccer, tennis, golf ... ball; helmet 22: football, crash helmet), leaving out the dataset's
+# subjects (dog, person) and the garments on nearly every photo of a person (shirt, jacket, coat).
+OBJECT_SETS = {
+    "first": {
+        "bike": ["bike", "bikes", "bicycle", "bicycles", "biker", "bikers", "bicyclist", "bicyclists", "cyclist",
+                 "cyclists", "biking"],
+        "car": ["car", "cars"],
+        "hat": ["hat", "hats"],
+        "camera": ["camera", "cameras"],
+        "boat": ["boat", "boats"],
+        "bench": ["bench", "benches"],
+    },
 }
+OBJECT_SETS["min20"] = {**{k: OBJECT_SETS["first"][k] for k in ("bike", "car", "hat", "camera")},
+                        "ball": ["ball", "balls"], "helmet": ["helmet", "helmets"]}
+HELD_OUT = OBJECT_SETS["first"]
 
 
 def names(text_words, words):
     return bool(set(text_words) & set(words))
 
 
-def f1_scores(references, predictions):
+def f1_scores(references, predictions, held_out=None):
     """{object: {precision, recall, f1, positives}} and the mean F1 (percent)."""
     from captioner.text import tokenize
 
     out = {}
-    for obj, words in HELD_OUT.items():
+    for obj, words in (held_out or HELD_OUT).items():
         tp = fp = fn = 0
         for image, refs in references.items():
             truth = any(names(tokenize(r), words) for r in refs)
@@ -73,7 +86,7 @@ def f1_scores(references, predictions):
     return out, round(float(np.mean([v["f1"] for v in out.values()])), 1)
 
 
-def learn_words(model, train, features, strength):
+def learn_words(model, train, features, strength, held_out):
     """`fit_words` of the held-out objects' words on every training photo (the left-out ones as image
     labels only): the tagger settings."""
     from captioner.features.store import FeatureStore
@@ -83,7 +96,7 @@ def learn_words(model, train, features, strength):
 
     kernel, bias = imagenet_head(model.backbone.name)
     paths = list(train.image_paths)
-    labels = np.array([[any(set(tokenize(c)) & set(words) for c in train.captions[p]) for words in HELD_OUT.values()]
+    labels = np.array([[any(set(tokenize(c)) & set(words) for c in train.captions[p]) for words in held_out.values()]
                        for p in paths])
     parts = []
     with FeatureStore(features) as store:
@@ -91,7 +104,7 @@ def learn_words(model, train, features, strength):
             grid = store.load([os.path.basename(p) for p in paths[start:start + 250]], grid=True, pooled=False)["grid"]
             grid = np.asarray(grid, np.float32)
             parts.append(region_features(kernel, bias, grid.reshape(len(grid), -1, grid.shape[-1])))
-    learned = fit_words(np.concatenate(parts), labels, list(HELD_OUT), model.vocabulary, strength=strength)
+    learned = fit_words(np.concatenate(parts), labels, list(held_out), model.vocabulary, strength=strength)
     print("learned words (5-fold F1 on the training photos):",
           json.dumps({w: r["cv_f1"] for w, r in learned["fitted_learned"]["words"].items()}), file=sys.stderr)
     return learned
@@ -100,6 +113,8 @@ def learn_words(model, train, features, strength):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--print-words", action="store_true", help="print the --hold-out-words list and exit")
+    parser.add_argument("--objects", choices=sorted(OBJECT_SETS), default="first",
+                        help="which held-out objects (see OBJECT_SETS)")
     parser.add_argument("--model", help="a captioner trained with --hold-out-words")
     parser.add_argument("--flickr8k", default="../shared/datasets/flickr8k")
     parser.add_argument("--features", help="the training run's feature store (train and dev photos)")
@@ -117,8 +132,9 @@ def main(argv=None):
                              "glove-6b-50d: DCC's transfer, `CaptionDecoderModel.transfer_word_weights`)")
     parser.add_argument("--output", default="assets/benchmarks/held_out_objects.json")
     args = parser.parse_args(argv)
+    held_out = OBJECT_SETS[args.objects]
     if args.print_words:
-        print(",".join(w for words in HELD_OUT.values() for w in words))
+        print(",".join(w for words in held_out.values() for w in words))
         return 0
     if not args.model or not args.features:
         parser.error("--model and --features are needed")
@@ -135,11 +151,11 @@ def main(argv=None):
     from captioner.text import tokenize
 
     model = load_model_file(args.model, ImageCaptioner, "an image captioner")
-    missing = sorted(w for words in HELD_OUT.values() for w in words if w not in model.vocabulary)
+    missing = sorted(w for words in held_out.values() for w in words if w not in model.vocabulary)
     if missing:
         sys.exit(f"error: {args.model}: the held-out words {missing} are not in its vocabulary "
                  "(train it with --hold-out-words)")
-    held = {w for words in HELD_OUT.values() for w in words}
+    held = {w for words in held_out.values() for w in words}
     if args.transfer:
         from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
 
@@ -163,14 +179,14 @@ def main(argv=None):
                 ("tags as constraints, one within 3 words", {"search": "constrained", "deadline": 3})]
     learned = None
     if args.learn_words:
-        learned = learn_words(model, train, args.features, args.strength)
+        learned = learn_words(model, train, args.features, args.strength, held_out)
         everything = sorted(c["synset"] for c in imagenet_classes())
         settings += [("learned words as constraints (ImageNet tags off)",
                       {"search": "constrained", "deadline": 0, **learned, "known": everything}),
                      ("learned words and ImageNet tags as constraints",
                       {"search": "constrained", "deadline": 0, **learned,
                        "known": model.tagger_config["known"]})]
-    results = {"model": args.model, "held_out": HELD_OUT, "transfer": args.transfer,
+    results = {"model": args.model, "objects": args.objects, "held_out": held_out, "transfer": args.transfer,
                **({"learned": learned["fitted_learned"]} if learned else {}), "train_photos_seen": len(seen),
                "train_photos_left_out": len(train.image_paths) - len(seen), "known_classes": known,
                "known_rule": args.known, "dev_photos": len(dev.image_paths), "threshold": args.threshold, "runs": {},
@@ -184,13 +200,13 @@ def main(argv=None):
             out = model.generate_from_features(dev_grid[start:start + 32], objects=setting is not None)
             for path, cap in zip(dev.image_paths[start:start + 32], model.decode_outputs(out)):
                 decoded[path], texts[path] = cap.tokens, cap.text
-        per_object, mean_f1 = f1_scores(references, decoded)
+        per_object, mean_f1 = f1_scores(references, decoded, held_out)
         scores = evaluate_captions(references, texts)
         results["runs"][name] = {"mean_f1": mean_f1, "per_object": per_object,
                                  **{k: round(scores[k], 2) for k in ("BLEU-4", "METEOR", "CIDEr")},
                                  "tool": scores.get("tool"), "chair": chair(references, texts)}
         results["examples"][name] = [(os.path.basename(p), texts[p]) for p in dev.image_paths
-                                     if any(names(tokenize(r), HELD_OUT["bike"] + HELD_OUT["car"]) for r in references[p])][:12]
+                                     if any(names(tokenize(r), held_out["bike"] + held_out["car"]) for r in references[p])][:12]
         print(f"{name}: mean F1 {mean_f1} {json.dumps({k: v['f1'] for k, v in per_object.items()})} "
               f"BLEU-4 {scores['BLEU-4']:.2f} CIDEr {scores['CIDEr']:.2f}", file=sys.stderr)
     results["command"] = "python scripts/eval_held_out_objects.py " + " ".join(argv if argv is not None else sys.argv[1:])
