@@ -38,9 +38,9 @@ import sys
 import numpy as np
 
 # object -> the words that name it (a caption naming any of them names the object).
-# "first": the six objects of the first runs, named on at least 15 Flickr8k dev photos (bike 66, hat
-# 56, camera 43, car 22, boat 18, bench 15; counted with the word forms below) and with ImageNet classes; boat and bench fall under the
-# issue's rule of >= 20 dev photos.
+# "first": the six objects of the first runs, named on at least 15 Flickr8k dev photos (bike 66,
+# hat 56, camera 43, car 22, boat 18, bench 15; counted with the word forms below) and with ImageNet
+# classes; boat and bench fall under the rule of >= 20 dev photos.
 # "min20": chosen by that rule before any run of it (session 39): the four of "first" that pass it,
 # and the two other object words with ImageNet classes of their own named on >= 20 dev photos (ball
 # 73: soccer, tennis, golf ... ball; helmet 22: football, crash helmet), leaving out the dataset's
