@@ -17,14 +17,13 @@ threads) is reported too, as it is far less sensitive to other processes on the 
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import DEFAULT_MODEL, FLICKR_IMAGES, load_average, report  # noqa: E402
+# python puts the script's own folder on sys.path, so the sibling module imports
+from bench_common import DEFAULT_MODEL, FLICKR_IMAGES, load_average, report
 
 
 def main(argv=None):

@@ -11,12 +11,11 @@ images vs the reference (target >= 10x), and beam-5 vs greedy time (target <= 3x
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import DEFAULT_MODEL, report, timed  # noqa: E402
+# python puts the script's own folder on sys.path, so the sibling module imports
+from bench_common import DEFAULT_MODEL, report, timed
 
 
 def reference_beam_search(decoder_model, annotations, beam_size, max_length, step_fn):

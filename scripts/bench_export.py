@@ -51,7 +51,6 @@ def main(argv=None):
     from captioner.export.saved_model import export_saved_model
     from captioner.inference.batch import load_captioner
 
-    sys.path.insert(0, str(REPO / "scripts"))
     from bench_serve import dev_images
 
     model = load_captioner(args.model)

@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import FLICKR_IMAGES, load_average, report  # noqa: E402
+# python puts the script's own folder on sys.path, so the sibling module imports
+from bench_common import FLICKR_IMAGES, load_average, report
 
 _CHILD = """
 import json, resource, sys, time

@@ -17,8 +17,8 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import ROOT, report  # noqa: E402
+# python puts the script's own folder on sys.path, so the sibling module imports
+from bench_common import ROOT, report
 
 CHILD = r"""
 import json, resource, sys, time

@@ -20,14 +20,12 @@ of each count. Reports steps/s and the ratio to the float32 reference (target >=
 """
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import load_average, report  # noqa: E402
+# python puts the script's own folder on sys.path, so the sibling module imports
+from bench_common import load_average, report
 
 
 def build(policy="float32", jit=False, args=None):

@@ -7,12 +7,9 @@
 Run `python scripts/caption_images.py -h` for every option.
 """
 
-import os
 import sys
 
 if __name__ == "__main__":
-    # running from a checkout without `pip install -e .`: make the package importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from captioner.commands.caption import main
 
     sys.exit(main())
