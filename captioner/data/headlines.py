@@ -32,6 +32,7 @@ __all__ = [
     "DEV_FRACTION",
     "HeadlineCorpus",
     "HeadlinePair",
+    "aligned_positions",
     "duplicate_groups",
     "load_bbc_headlines",
     "split_bbc_headlines",
@@ -161,3 +162,36 @@ def load_bbc_headlines(root) -> HeadlineCorpus:
 def split_bbc_headlines(pairs, dev_fraction: float = DEV_FRACTION):
     """``(train, dev)`` of BBC pairs by the hash rule on ``topic/NNN.txt`` (salt ``bbc-news``)."""
     return split_headlines(pairs, dev_fraction, salt=BBC_SALT)
+
+
+def _word_key(token: str) -> str:
+    """What two words compare by when a headline is aligned to its source: lower case, without a
+    possessive or a plural s ("profits" and "profit's" are "profit")."""
+    key = token.lower()
+    key = key[:-2] if key.endswith("'s") else key
+    return key[:-1] if len(key) > 3 and key.endswith("s") and not key.endswith("ss") else key
+
+
+def aligned_positions(source_tokens, headline_tokens) -> tuple[list[int], int]:
+    """The longest common subsequence of a headline's words and its source's (`_word_key`; the
+    headline's tokens without a letter or digit are not aligned): (the source positions, in order;
+    the headline words that could be aligned). The positions are a deletion-based compression of
+    the source (Filippova et al. 2015): its words there, in order, are the part of the headline
+    the source holds."""
+    src = [_word_key(t) for t in source_tokens]
+    head = [_word_key(t) for t in headline_tokens if any(ch.isalnum() for ch in t)]
+    n, m = len(head), len(src)
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: LCS of head[i:] and src[j:]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = best[i + 1][j + 1] + 1 if head[i] == src[j] else max(best[i + 1][j], best[i][j + 1])
+    positions, i, j = [], 0, 0
+    while i < n and j < m:
+        if head[i] == src[j] and best[i][j] == best[i + 1][j + 1] + 1:
+            positions.append(j)
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return positions, n

@@ -31,6 +31,14 @@ comes in with the initial state (``initial_state["copy_ids"]`` (B, R) int32; it 
 memory). Both entry points then return log P instead of logits: a normalized log-distribution,
 which every consumer of logits (softmax cross-entropy, log_softmax, temperature) reads unchanged.
 
+``positions_from=P`` (P > 0, with ``pointer=True``) makes it an extractive pointer network
+(Vinyals et al. 2015, "Pointer Networks"), for deletion-based compression (Filippova et al. 2015):
+the target ids from P on are the source positions (id P + j writes source word j: the copy ids
+are those ids), the vocabulary part of the mixture is ``<end>`` alone (so the switch is the
+probability of stopping), and the choice is monotonic: a step whose input is position j attends
+only to the positions after j, in training and in decoding alike, so an output is the source's
+words in their order, none twice. When no position is left the step stops.
+
 ``copy_tags=G`` (G > 0) makes it a copy decoder over object tags (LSTM-C, Yao et al. 2017,
 "Incorporating Copying Mechanism in Image Captioning for Learning Novel Objects"): the switch
 mixes the vocabulary distribution with a second, small attention over K tag words (an image's
@@ -48,6 +56,7 @@ import keras
 import tensorflow as tf
 
 from captioner.layers.additive_attention import AdditiveAttention
+from captioner.text.vocabulary import END_ID
 
 
 def doubly_stochastic_penalty(alphas, step_mask, annotation_mask=None):
@@ -74,7 +83,8 @@ INIT_STATES = ("mean", "zero", "given")
 class AttentionDecoder(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256,
                  annotation_dim=None, cell="lstm", context="attention", init_state="mean",
-                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, copy_tags=0, **kwargs):
+                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, copy_tags=0, positions_from=0,
+                 **kwargs):
         super().__init__(**kwargs)
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
@@ -87,6 +97,9 @@ class AttentionDecoder(keras.layers.Layer):
                              "init_state='given' (the copy ids come with the initial state)")
         if pointer and copy_tags:
             raise ValueError("pointer=True and copy_tags: one copy mechanism per decoder")
+        if positions_from and (not pointer or not END_ID < positions_from < vocab_size):
+            raise ValueError(f"positions_from={positions_from}: an extractive pointer needs pointer=True and the "
+                             f"position ids after the specials, below vocab_size ({vocab_size})")
         if copy_tags and context != "attention":
             raise ValueError("copy_tags mixes through the switch of an attention decoder: it needs context='attention'")
         self.vocab_size = vocab_size
@@ -102,6 +115,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.maxout = maxout
         self.dropout = dropout
         self.pointer = bool(pointer)
+        self.positions_from = int(positions_from)
         self.copy_tags = int(copy_tags)
 
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
@@ -113,13 +127,15 @@ class AttentionDecoder(keras.layers.Layer):
             self.init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
             self.init_c = keras.layers.Dense(units, activation="tanh", name="init_c")
         out_dim = embedding_dim * (2 if maxout else 1)
-        if deep_output:
+        self.vocab_output = not self.positions_from  # an extractive pointer has no vocabulary output
+        if deep_output and self.vocab_output:
             self.out_h = keras.layers.Dense(out_dim, name="L_h")
             self.out_e = keras.layers.Dense(out_dim, use_bias=False, name="L_e")
             if context != "none":
                 self.out_z = keras.layers.Dense(out_dim, use_bias=False, name="L_z")
         self.out_dropout = keras.layers.Dropout(dropout)
-        self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
+        if self.vocab_output:
+            self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
         if self.pointer or self.copy_tags:
             self.switch = keras.layers.Dense(1, name="p_gen")  # w^T [s_t ; c_t ; y_{t-1}] + b
         if self.copy_tags:
@@ -161,13 +177,13 @@ class AttentionDecoder(keras.layers.Layer):
             self.init_h.build((None, d))
             self.init_c.build((None, d))
         out_dim = e * (2 if self.maxout else 1)
-        if self.deep_output:
+        if self.deep_output and self.vocab_output:
             self.out_h.build((None, None, h))
             self.out_e.build((None, None, e))
             if self.context != "none":
                 self.out_z.build((None, None, d))
             self.vocab_dense.build((None, None, e))
-        else:
+        elif self.vocab_output:
             self.vocab_dense.build((None, None, h))
         if self.pointer or self.copy_tags:
             self.switch.build((None, h + d + e))
@@ -227,11 +243,24 @@ class AttentionDecoder(keras.layers.Layer):
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
-    def _recurrent_step(self, x_e, state, memory):
-        """x_e: embedding already projected by kernel_e (B, G*H). Returns (state, context, alpha)."""
+    def _step_mask(self, tokens, memory):
+        """An extractive pointer's attention mask for the steps whose inputs are ``tokens`` (B,) or
+        (B, T): the real positions after the one the input wrote (all of them after <start>)."""
+        floor = tf.where(tokens >= self.positions_from, tokens - self.positions_from, -1)  # position written
+        after = tf.range(tf.shape(memory["mask"])[-1]) > floor[..., None]  # (B, [T,] R)
+        mask = memory["mask"] if tokens.shape.rank == 1 else memory["mask"][:, None, :]
+        return tf.logical_and(mask, after)
+
+    def _recurrent_step(self, x_e, state, memory, step_mask=None):
+        """x_e: embedding already projected by kernel_e (B, G*H); step_mask (B, R): this step's
+        attention mask (an extractive pointer's). Returns (state, context, alpha)."""
         h_prev, c_prev = state["h"], state["c"]
         if self.context == "attention":
-            context, alpha = self.attention(h_prev, memory["keys"], memory["annotations"], memory["mask"])
+            mask = memory["mask"] if step_mask is None else step_mask
+            context, alpha = self.attention(h_prev, memory["keys"], memory["annotations"], mask)
+            if step_mask is not None:  # no position left: no weight anywhere (the step can only stop)
+                left = tf.cast(tf.reduce_any(step_mask, -1, keepdims=True), alpha.dtype)
+                context, alpha = context * left, alpha * left
             if self.gate:
                 context = context * self.gate_dense(h_prev)  # beta_t, a scalar gate (Xu et al. 4.2.1)
         else:
@@ -259,7 +288,10 @@ class AttentionDecoder(keras.layers.Layer):
         return {"h": h, "c": c}, context, alpha
 
     def _output_logits(self, embedded, h, context, training=False):
-        """Deep output (Xu eq. 7 / Bahdanau maxout) -> vocabulary logits. Works on (B, ...) tensors."""
+        """Deep output (Xu eq. 7 / Bahdanau maxout) -> vocabulary logits. Works on (B, ...) tensors.
+        An extractive pointer has none: None."""
+        if not self.vocab_output:
+            return None
         if self.deep_output:
             hidden = self.out_h(h) + self.out_e(embedded)
             if self.context != "none":
@@ -292,20 +324,25 @@ class AttentionDecoder(keras.layers.Layer):
         if self.copy_tags:
             beta, has_tags = self._tag_attention(h, memory)
             return self._pointer_log_probs(logits, embedded, h, context, beta, memory["copy_ids"], has_tags)
-        return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"])
+        can_copy = tf.reduce_any(alpha > 0, -1, keepdims=True) if self.positions_from else None
+        return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"], can_copy)
 
     def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids, can_copy=None):
-        """The pointer-generator's log P (..., V) from the vocabulary logits (..., V), the step's
-        input embedding, state, context and attention alpha (..., R); copy_ids (B, R) is
-        broadcast over the middle (time) axis of a (B, T, ...) call. ``can_copy`` (..., 1) bool:
-        False rows take the vocabulary distribution alone. float32."""
+        """The pointer-generator's log P (..., V) from the vocabulary logits (..., V; None for an
+        extractive pointer), the step's input embedding, state, context and attention alpha (..., R);
+        copy_ids (B, R) is broadcast over the middle (time) axis of a (B, T, ...) call. ``can_copy``
+        (..., 1) bool: False rows take the vocabulary distribution alone. float32."""
         f32 = tf.float32
         switch_in = tf.concat([tf.cast(h, f32), tf.cast(context, f32), tf.cast(embedded, f32)], -1)
         p_gen = tf.sigmoid(tf.cast(self.switch(switch_in), f32))  # (..., 1)
         if can_copy is not None:
             p_gen = tf.where(can_copy, p_gen, 1.0)
-        p_vocab = tf.nn.softmax(tf.cast(logits, f32), -1)
         alpha = tf.cast(alpha, f32)
+        if self.positions_from:  # an extractive pointer generates <end> only: p_gen is P(stop)
+            shape = tf.concat([tf.shape(alpha)[:-1], [self.vocab_size]], 0)
+            p_vocab = tf.broadcast_to(tf.one_hot(END_ID, self.vocab_size, dtype=f32), shape)
+        else:
+            p_vocab = tf.nn.softmax(tf.cast(logits, f32), -1)
         if copy_ids.shape.rank < alpha.shape.rank:  # (B, R) -> (B, T, R)
             copy_ids = tf.broadcast_to(copy_ids[:, None, :], tf.shape(alpha))
         vocab, width = self.vocab_size, tf.shape(alpha)[-1]
@@ -332,9 +369,10 @@ class AttentionDecoder(keras.layers.Layer):
         x_e = tf.einsum("bte,eg->btg", embedded, self._cast(self.kernel_e))  # (B, T, G*H), all steps at once
         x_e_tm = tf.transpose(x_e, [1, 0, 2])  # time-major (T, B, G*H)
 
-        def body(carry, x_t):
+        def body(carry, elems):
+            x_t, mask_t = elems if self.positions_from else (elems, None)
             st = {"h": carry[0], "c": carry[1]}
-            new_state, context, alpha = self._recurrent_step(x_t, st, memory)
+            new_state, context, alpha = self._recurrent_step(x_t, st, memory, mask_t)
             return new_state["h"], new_state["c"], context, alpha
 
         batch = tf.shape(tokens)[0]
@@ -342,7 +380,10 @@ class AttentionDecoder(keras.layers.Layer):
         init = (state["h"], state["c"],
                 tf.zeros((batch, ctx_dim), x_e.dtype),
                 tf.zeros(tf.shape(memory["mask"]), x_e.dtype))
-        hs, cs, contexts, alphas = tf.scan(body, x_e_tm, initializer=init)  # each (T, B, ...)
+        elems = x_e_tm
+        if self.positions_from:  # each step's mask from its input token, time-major (T, B, R)
+            elems = (x_e_tm, tf.transpose(self._step_mask(tf.cast(tokens, tf.int32), memory), [1, 0, 2]))
+        hs, cs, contexts, alphas = tf.scan(body, elems, initializer=init)  # each (T, B, ...)
         final_state = {"h": hs[-1], "c": cs[-1]} if return_state else None
         hs = tf.transpose(hs, [1, 0, 2])  # (B, T, H)
         contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
@@ -359,7 +400,8 @@ class AttentionDecoder(keras.layers.Layer):
         """tokens (N,) previous words; returns log-probs (N, V), new state, alpha (N, R)."""
         embedded = self.embedding(tokens)  # (N, E)
         x_e = tf.matmul(embedded, self._cast(self.kernel_e))
-        new_state, context, alpha = self._recurrent_step(x_e, state, memory)
+        step_mask = self._step_mask(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
+        new_state, context, alpha = self._recurrent_step(x_e, state, memory, step_mask)
         logits = self._output_logits(embedded, new_state["h"], context)
         if self.pointer or self.copy_tags:
             logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory)
@@ -374,4 +416,5 @@ class AttentionDecoder(keras.layers.Layer):
             "gate": self.gate, "deep_output": self.deep_output, "maxout": self.maxout,
             "dropout": self.dropout, **({"pointer": True} if self.pointer else {}),
             **({"copy_tags": self.copy_tags} if self.copy_tags else {}),
+            **({"positions_from": self.positions_from} if self.positions_from else {}),
         }

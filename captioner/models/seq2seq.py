@@ -55,6 +55,27 @@ KINDS = {
     "sutskever": ("none", False),
 }
 DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False}
+POSITION = "@{}"  # an extractive model's target token that writes source word {}
+
+
+def position_vocabulary(max_source_length: int) -> Vocabulary:
+    """An extractive model's target vocabulary: the specials, then one token per source position."""
+    from captioner.text.vocabulary import SPECIAL_TOKENS
+
+    return Vocabulary(SPECIAL_TOKENS + tuple(POSITION.format(j) for j in range(int(max_source_length))))
+
+
+def extract_words(position_ids, first_id, source_words):
+    """The source words an extractive hypothesis points at, in order, each word once (a word the
+    output already holds, compared without case, is left out: "apple ... apple" says it once);
+    position_ids: its generated ids (<end> and what follows are not positions)."""
+    words, seen = [], set()
+    for i in np.asarray(position_ids).tolist():
+        j = int(i) - first_id
+        if 0 <= j < len(source_words) and source_words[j].lower() not in seen:
+            seen.add(source_words[j].lower())
+            words.append(source_words[j])
+    return words
 
 # French (and Italian) elided articles/pronouns written against the next word: "l'afrique".
 _ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])(\p{L}.*)$")
@@ -156,6 +177,8 @@ class Translator(TextTaskModel, keras.Model):
     ``generator`` (the one `Generator` over its decoder)."""
 
     model_kind = "a translation model"
+    extractive = False  # an extractive pointer's outputs are source positions (see `Seq2Seq`)
+    _first_position = 0  # its target id of source position 0
 
     def generate(self, source_ids, beam_size=None, alpha=None, max_length=None, no_repeat_ngram=None):
         """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
@@ -227,6 +250,10 @@ class Translator(TextTaskModel, keras.Model):
             src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
             src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
         truecase = None if subword else self.target_tokenizer.get("truecase")
+        if self.extractive:  # the source's words as written, when they split as the model's did
+            cased = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True))
+            cased = cased[: self.max_source_length]
+            extract_from = cased if [w.lower() for w in cased] == list(source_tokens) else list(source_tokens)
         if truecase:  # the source's words as written: a copied name keeps its capitals
             cased_source = tokenize(source or "", lower=False,
                                     keep_punct=self.source_tokenizer.get("keep_punct", True))[: self.max_source_length]
@@ -243,6 +270,10 @@ class Translator(TextTaskModel, keras.Model):
                 words, replaced, extra = self._subword_words(out["tokens"][b, k], attn, source_tokens, src_groups,
                                                              src_words, replace_unk, distinct, finished)
                 text = " ".join(w for w in words if w) if self.target_tokenizer.get("spm") else detokenize(words)
+            elif self.extractive:
+                words, replaced = extract_words(out["tokens"][b, k], self._first_position, extract_from), 0
+                text = detokenize(words)
+                text = text[:1].upper() + text[1:]  # a headline's first letter
             else:
                 words, replaced = hypothesis_words(self.target_vocabulary, out["tokens"][b, k], attn,
                                                    source_tokens if replace_unk else None, distinct=distinct)
@@ -297,7 +328,7 @@ class Seq2Seq(Translator):
                  source_tokenizer=None, target_tokenizer=None, max_source_length=50,
                  beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
                  attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, rescorer=None, training_config=None,
-                 pointer=False, **kwargs):
+                 pointer=False, extractive=False, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -344,9 +375,21 @@ class Seq2Seq(Translator):
         self.pointer = bool(pointer)
         if self.pointer and kind != "attention":
             raise ValueError(f"pointer=True copies through the attention: kind must be 'attention', got {kind!r}")
+        # True (a pointer): an extractive pointer network (`AttentionDecoder(positions_from=...)`):
+        # the target vocabulary is `position_vocabulary(max_source_length)` and an output is the
+        # source's words in their order (deletion-based compression: headlines)
+        self.extractive = bool(extractive)
+        self._first_position = 0
+        if self.extractive:
+            if not self.pointer:
+                raise ValueError("extractive=True points at source positions: it needs pointer=True")
+            if self.target_vocabulary.tokens != position_vocabulary(self.max_source_length).tokens:
+                raise ValueError("extractive=True: the target vocabulary must be position_vocabulary("
+                                 f"max_source_length={self.max_source_length})")
+            self._first_position = self.target_vocabulary.token_to_id(POSITION.format(0))
         # the target id of each source id (the same string; <unk> where the target vocabulary lacks it)
         self._copy_table = np.array([self.target_vocabulary.token_to_id(t) for t in self.source_vocabulary.tokens],
-                                    np.int32) if self.pointer else None
+                                    np.int32) if self.pointer and not self.extractive else None
         context, bidirectional = KINDS[kind]
         self.encoder = TextEncoder(
             len(self.source_vocabulary), embedding_dim=embedding_dim, units=units, cell=self.encoder_cell,
@@ -357,7 +400,7 @@ class Seq2Seq(Translator):
             len(self.target_vocabulary), embedding_dim=embedding_dim, units=units,
             attention_units=attention_units, annotation_dim=self.annotation_dim, cell=self.decoder_cell,
             context=context, init_state="given", gate=False, deep_output=True, maxout=maxout,
-            dropout=dropout, pointer=self.pointer, name="decoder")
+            dropout=dropout, pointer=self.pointer, positions_from=self._first_position, name="decoder")
         # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state (fixed);
         # an LSTM decoder's c0 = W_c c, linear: a cell state is unbounded, and a tanh of the
         # encoder's cell (|c| ~ 1 per unit over 256 units) saturates at +-1 for every sentence.
@@ -389,7 +432,10 @@ class Seq2Seq(Translator):
         else:
             state = {"h": self.init_h(final["h"])}
             state["c"] = self.init_c(final["c"]) if self.decoder_cell == "lstm" else tf.zeros_like(state["h"])
-        if self.pointer:  # what the decoder writes when it points at each source position
+        if self.extractive:  # pointing at position j writes the id of position j
+            positions = tf.range(tf.shape(source)[1], dtype=tf.int32) + self._first_position
+            state["copy_ids"] = tf.broadcast_to(positions[None, :], tf.shape(source))  # (B, S)
+        elif self.pointer:  # what the decoder writes when it points at each source position
             state["copy_ids"] = tf.gather(self._copy_table, tf.cast(source, tf.int32))  # (B, S)
         return annotations, mask, state
 
@@ -420,6 +466,7 @@ class Seq2Seq(Translator):
             "no_repeat_ngram": self.no_repeat_ngram, "copy_distinct": self.copy_distinct,
             **self._rescorer_config(), "training_config": self.training_config,
             **({"pointer": True} if self.pointer else {}),
+            **({"extractive": True} if self.extractive else {}),
         }
 
 

@@ -25,7 +25,7 @@ from captioner.models.ensemble import MemberEnsemble
 from captioner.models.seq2seq import Seq2Seq, Translator
 from captioner.text.vocabulary import PAD_ID, START_ID
 
-_SHARED = ("source_tokenizer", "target_tokenizer", "kind")
+_SHARED = ("source_tokenizer", "target_tokenizer", "kind", "extractive")
 _SETTINGS = ("beam_size", "alpha", "max_length", "replace_unk", "coverage_penalty", "no_repeat_ngram", "copy_distinct")
 
 
@@ -61,6 +61,7 @@ class Seq2SeqEnsemble(MemberEnsemble, Translator):
             value = getattr(first, name) if given[name] is None else given[name]
             setattr(self, name, type(getattr(first, name))(value))
         self.attention_lambda = 0.0
+        self.extractive, self._first_position = first.extractive, first._first_position  # the same in each
         self.pointer = any(m.pointer for m in members)  # a member copies by pointing (each through its own encode)
         self.rescorer = rescorer_from_config(rescorer)  # the ensemble's own (members' are not used)
         self.training_config = training_config or {}

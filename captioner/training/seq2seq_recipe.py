@@ -159,6 +159,10 @@ class Seq2SeqRecipe(Recipe):
         return trainer.cached(f"{side}_sentencepiece.json", build, load=load,
                               save=lambda value, path: write_json(path, value))["spm"]
 
+    def model_options(self) -> dict:
+        """`Seq2Seq` arguments of a subclass's own (summarize: the extractive pointer)."""
+        return {"pointer": self.cfg.pointer}
+
     def build_model(self, seed):
         from captioner.models.seq2seq import Seq2Seq
 
@@ -169,7 +173,7 @@ class Seq2SeqRecipe(Recipe):
             encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,
             source_tokenizer=self.src_tok, target_tokenizer=self.tgt_tok, max_source_length=c.max_source_length,
             beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_target_length + 10,
-            attention_lambda=c.attention_lambda, pointer=c.pointer, replace_unk=self.replace_unk,
+            attention_lambda=c.attention_lambda, replace_unk=self.replace_unk, **self.model_options(),
             training_config={"task": self.task, "seed": c.seed, "data": self.desc})
 
     def steps_per_pass(self):

@@ -4,6 +4,7 @@ import pytest
 
 from captioner.data.headlines import (
     HeadlinePair,
+    aligned_positions,
     duplicate_groups,
     load_bbc_headlines,
     split_bbc_headlines,
@@ -100,3 +101,14 @@ def test_real_corpora_split_sizes_are_pinned():
     assert (len(news.pairs), len(news.dropped)) == (9000, 0)
     train, dev = split_news_category(news.pairs)
     assert (len(train), len(dev)) == (8060, 940)
+
+
+def test_aligned_positions_are_the_longest_common_subsequence_in_source_order():
+    source = "british airways has blamed high fuel prices for a 40 % drop in profits .".split()
+    positions, words = aligned_positions(source, ["high", "fuel", "prices", "hit", "ba's", "profits", "!"])
+    assert [source[j] for j in positions] == ["high", "fuel", "prices", "profits"] and words == 6  # "!" not a word
+    # plural and possessive forms match; the longest in-order match wins over the first-found one
+    assert aligned_positions(["profit", "of", "the", "firm's", "rival"], ["firms", "profits"])[0] in ([0], [3])
+    assert aligned_positions(["b", "a", "c", "a", "b"], ["a", "c", "b"]) == ([1, 2, 4], 3)
+    assert aligned_positions(["a", "b"], ["x", "y"]) == ([], 2)
+    assert aligned_positions([], ["x"]) == ([], 1) and aligned_positions(["a"], []) == ([], 0)

@@ -124,6 +124,15 @@ CASES = [
               deep_output=False),
          lambda: {"tokens": _tokens(2, 4, 11), "annotations": _normal(2, 1, 7)},
          lambda layer, x: layer(x["tokens"], x["annotations"])),
+    # an extractive pointer (positions 0-3 are ids 4-7): its log P is float32 by design
+    Case("attention_decoder_extractive_pointer", AttentionDecoder,
+         dict(vocab_size=8, embedding_dim=6, units=8, attention_units=5, cell="gru", context="attention",
+              init_state="given", gate=False, maxout=True, pointer=True, positions_from=4),
+         lambda: {"tokens": np.array([[1, 4, 6], [1, 5, 0], [1, 4, 0]], "int32"), "annotations": _normal(3, 4, 7),
+                  "mask": MASK_3x4, "h": _normal(3, 8)},
+         lambda layer, x: layer(x["tokens"], x["annotations"], annotation_mask=x["mask"],
+                                initial_state={"h": x["h"], "copy_ids": np.tile(np.arange(4, 8, dtype="int32"), (3, 1))}),
+         float32_outputs=(0,)),
     # the beam-search interface: log-probabilities and attention weights are float32 by design
     Case("attention_decoder_step", AttentionDecoder,
          dict(vocab_size=11, embedding_dim=6, units=8, attention_units=5),

@@ -77,3 +77,26 @@ def test_train_summarize_refuses_bad_options(tmp_path, capsys):
                  "--pointer", "--kind", "fixed"]) != 0
     assert "--pointer copies through the attention" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, capsys):
+    """--extractive: the targets are the headline's aligned source positions; the saved model's
+    headlines are the article's own words, in order, as written."""
+    bbc, _ = make_corpora(tmp_path, n=12)
+    out = tmp_path / "run"
+    assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(out), "--extractive",
+                 "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "2",
+                 "--batch-size", "8", "--max-source-length", "16", "--min-count", "1", "--beam-size", "2",
+                 "--seed", "3"]) == 0
+    card = json.loads((out / "model.json").read_text())
+    assert card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
+    model = keras.models.load_model(out / "model.keras")
+    assert model.extractive and model.pointer
+    article = "Evans has won the match of 1999, officials said on Monday."
+    words = article.replace(",", " ,").replace(".", " .").split()
+    for got in model.translate([article]) + model.translate(["Walker spoke."]):
+        it = iter(words + ["Walker", "spoke"])
+        assert all(any(w.lower() == s.lower() for s in it) for w in got.tokens), got.tokens
+    assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
+                 "--extractive", "--min-aligned", "1.5"]) != 0
+    assert "--min-aligned 1.5: must be in [0, 1]" in capsys.readouterr().err

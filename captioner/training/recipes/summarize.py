@@ -13,6 +13,13 @@ headline word the target vocabulary lacks is <unk>, and decoding writes the sour
 by hiding, with probability P per pair and epoch, a word that occurs in both headline and source (and is rare among headlines)
 behind <unk> on both sides.
 
+``--extractive`` trains an extractive pointer network instead (Vinyals et al. 2015; the decoder
+points at source positions, monotonically, and stops by its switch): a headline as a
+deletion-based compression of the lead (Filippova et al. 2015), learned from the source
+positions of each training headline's longest common subsequence with its source
+(:func:`captioner.data.headlines.aligned_positions`), on the pairs where that covers at least
+``--min-aligned`` of the headline's words. Its headlines are the source's words as written.
+
 Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
 one side); they are the splits of ``scripts/experiments/summarize_baselines.py``, so the figures compare
 with its lead-N and retrieval rows. The model is selected on dev ROUGE-L F1 (Google's
@@ -50,6 +57,11 @@ class Config(Seq2SeqConfig):
         "--copy-max-count training headlines) behind <unk> on both sides with probability P (0: off)"))
     copy_max_count: int = option(20, help="see --copy-unk-rate")
     no_repeat_ngram: int = option(0, help="saved model: never repeat an n-gram of this size in a headline (0: off)")
+    extractive: bool = option(False, help=(
+        "an extractive pointer network: a headline is source words in their order (deletion-based compression), "
+        "learned from each headline's longest common subsequence with its source"))
+    min_aligned: float = option(0.5, metavar="SHARE", help=(
+        "--extractive: train on the pairs whose source holds at least this share of the headline's words in order"))
     copy_argmax: bool = option(False, help=(
         "saved model: an <unk> copies the most attended source word, as the translator does (default: the most "
         "attended one not yet in the headline, so that an <unk> step whose attention stays on a word does not "
@@ -109,9 +121,11 @@ class Summarize(Seq2SeqRecipe):
             raise InputError("--kind: headlines need the attention model (the <unk> copy reads its attention)")
         if self.cfg.bbc_repeat < 1:
             raise InputError(f"--bbc-repeat {self.cfg.bbc_repeat}: must be >= 1")
+        if not 0 <= self.cfg.min_aligned <= 1:
+            raise InputError(f"--min-aligned {self.cfg.min_aligned}: must be in [0, 1]")
 
     def prepare(self, trainer):
-        from captioner.models.seq2seq import text_tokens
+        from captioner.models.seq2seq import position_vocabulary, text_tokens
         from captioner.text import Vocabulary
         from captioner.training.translation_data import BucketedBatches, shared_word_positions
 
@@ -124,15 +138,17 @@ class Summarize(Seq2SeqRecipe):
         self.src_tok, self.tgt_tok = {}, {}
         src = [text_tokens(p.source)[: c.max_source_length] for p in train]
         tgt = [text_tokens(p.target)[: c.max_target_length] for p in train]
+        if c.extractive:  # the target: the source positions of the headline's words
+            tgt = [self.extraction(s, t) for s, t in zip(src, tgt)]
         keep = [i for i in range(len(train)) if src[i] and tgt[i]]
         src, tgt = [src[i] for i in keep], [tgt[i] for i in keep]
         self.src_vocab = trainer.cached("source_vocabulary.json", lambda: Vocabulary.build(
             src, min_count=c.min_count, max_size=c.max_vocab))
-        self.tgt_vocab = trainer.cached("target_vocabulary.json", lambda: Vocabulary.build(
-            tgt, min_count=c.min_count, max_size=c.max_target_vocab))
+        self.tgt_vocab = position_vocabulary(c.max_source_length) if c.extractive else trainer.cached(
+            "target_vocabulary.json", lambda: Vocabulary.build(tgt, min_count=c.min_count, max_size=c.max_target_vocab))
         in_headlines = collections.Counter(w for t in tgt for w in set(t))
         copy_words = {w for w, n in in_headlines.items() if w.isalnum() and n < c.copy_max_count}
-        copies = shared_word_positions(src, tgt, copy_words) if c.copy_unk_rate else None
+        copies = shared_word_positions(src, tgt, copy_words) if c.copy_unk_rate and not c.extractive else None
         self.pairs = BucketedBatches([self.src_vocab.encode(t, add_start=False, add_end=False) for t in src],
                                      [self.tgt_vocab.encode(t) for t in tgt], c.batch_size, seed=c.seed,
                                      copy_positions=copies, copy_unk_rate=c.copy_unk_rate)
@@ -144,6 +160,21 @@ class Summarize(Seq2SeqRecipe):
         return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
                 "train_pairs": len(keep), "dev_pairs": {k: len(d) for k, (_, d) in self.datasets.items()},
                 "encoder_layers": 1, "source_tokenizer": self.src_tok, "data": self.desc}
+
+    def extraction(self, source, headline):
+        """An extractive model's target tokens for one pair: the positions of the headline's
+        longest common subsequence with the source, or [] (the pair is not trained on) when it
+        covers less than --min-aligned of the headline or fewer than 2 words."""
+        from captioner.data.headlines import aligned_positions
+        from captioner.models.seq2seq import POSITION
+
+        positions, words = aligned_positions(source, headline)
+        if len(positions) < 2 or len(positions) < self.cfg.min_aligned * words:
+            return []
+        return [POSITION.format(j) for j in positions]
+
+    def model_options(self):
+        return {"pointer": True, "extractive": True} if self.cfg.extractive else super().model_options()
 
     def build_model(self, seed):
         model = super().build_model(seed)

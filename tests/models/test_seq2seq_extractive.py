@@ -1,0 +1,123 @@
+"""Seq2Seq as an extractive pointer network (`extractive=True`; Vinyals et al. 2015): it points at
+source positions in order and stops by its switch, so its output is a deletion-based compression
+of the source; it trains, decodes through the one Generator, reloads and ensembles."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner.models.caption_decoder_model import masked_sparse_ce
+from captioner.models.seq2seq import POSITION, Seq2Seq, extract_words, position_vocabulary
+from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
+from captioner.text import Vocabulary
+
+KEEP = ["a", "b", "c", "d"]  # the task: keep these words of the source, in order, drop the rest
+WORDS = KEEP + ["w", "x", "y", "z"]
+SPECIALS = ("<pad>", "<start>", "<end>", "<unk>")
+LENGTH = 8
+
+
+def _model(seed=0, **kw):
+    keras.utils.set_random_seed(seed)
+    args = dict(embedding_dim=16, units=48, attention_units=24, dropout=0.0, beam_size=2, alpha=1.0, max_length=10,
+                source_tokenizer={"keep_punct": False}, max_source_length=LENGTH, pointer=True, extractive=True)
+    args.update(kw)
+    return Seq2Seq(Vocabulary(SPECIALS + tuple(WORDS)), position_vocabulary(args["max_source_length"]), **args)
+
+
+def _sentences(rng, n):
+    return [list(rng.choice(WORDS, size=rng.integers(3, LENGTH + 1))) for _ in range(n)]
+
+
+def _batch(model, rng, n=32):
+    sentences = _sentences(rng, n)
+    src = model.source_vocabulary.encode_batch(sentences, add_start=False, add_end=False)
+    tgt = model.target_vocabulary.encode_batch([[POSITION.format(j) for j, w in enumerate(s) if w in KEEP]
+                                                for s in sentences])
+    return {"source": src, "tokens": tgt[:, :-1]}, tgt[:, 1:]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    model = _model()
+    model.compile(optimizer=keras.optimizers.Adam(1e-2, clipnorm=5.0), loss=masked_sparse_ce)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        model.train_on_batch(*_batch(model, rng))
+    return model
+
+
+def _is_subsequence(words, source):
+    it = iter(source)
+    return all(any(w == s for s in it) for w in words)
+
+
+def test_extractive_pointer_learns_a_deletion_and_writes_source_words_as_written(trained):
+    rng = np.random.default_rng(5)
+    tests = [" ".join(s) for s in _sentences(rng, 40)]
+    got = trained.translate(tests)
+    want = [" ".join(dict.fromkeys(w for w in t.split() if w in KEEP)) for t in tests]  # each word once
+    exact = np.mean([g.text.lower() == w for g, w in zip(got, want)])
+    assert exact >= 0.8, [(t, g.text) for t, g in zip(tests, got)][:8]
+    cased = trained.translate(["W A x B"])[0]
+    assert cased.text == "A B" and cased.tokens == ["A", "B"]  # the source's own casing, first letter capital
+
+
+def test_untrained_outputs_are_monotonic_deletions_without_repeats():
+    model = _model(seed=3)
+    rng = np.random.default_rng(1)
+    sources = _sentences(rng, 16)
+    ids = model.source_vocabulary.encode_batch(sources, add_start=False, add_end=False)
+    out = model.generate(ids, beam_size=3)
+    first = model._first_position
+    for b, source in enumerate(sources):
+        for k in range(3):
+            steps = out["tokens"][b, k, : out["lengths"][b, k]]
+            positions = [int(t) - first for t in steps if t >= first]
+            assert positions == sorted(set(positions)) and all(p < len(source) for p in positions)
+            assert out["finished"][b, k]  # it runs out of positions at the latest
+    for g, source in zip(model.translate([" ".join(s) for s in sources]), sources):
+        assert _is_subsequence([w.lower() for w in g.tokens], source) and len(set(g.tokens)) == len(g.tokens)
+
+
+def test_teacher_forced_log_probs_are_normalized_and_mask_what_came_before(trained):
+    inputs, _ = _batch(trained, np.random.default_rng(3), 6)
+    log_p = trained(inputs).numpy()  # (B, T, V)
+    np.testing.assert_allclose(np.exp(log_p).sum(-1), 1.0, atol=1e-4)
+    first = trained._first_position
+    for b, row in enumerate(inputs["tokens"]):
+        for t, token in enumerate(row):
+            if token >= first:  # after writing position j, nothing at or before j can be written
+                assert np.exp(log_p[b, t, first: token + 1]).max() < 1e-6
+    # one step at a time (the beam search's path) gives the same distribution as teacher forcing
+    annotations, mask, state = trained.encode(tf.constant(inputs["source"]))
+    memory, st = trained.decoder.prepare(annotations, mask, state)
+    for t in range(inputs["tokens"].shape[1]):
+        step_log_p, st, _ = trained.decoder.step(tf.constant(inputs["tokens"][:, t]), st, memory)
+        real = inputs["tokens"][:, t] > 0
+        np.testing.assert_allclose(step_log_p.numpy()[real], log_p[real, t], atol=2e-4)
+
+
+def test_saved_extractive_model_reloads_and_ensembles(trained, tmp_path):
+    texts = ["a x b y c", "z d a w", "w x y"]
+    path = tmp_path / "ext.keras"
+    trained.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.extractive and loaded.get_config()["extractive"] is True
+    assert [t.text for t in loaded.translate(texts)] == [t.text for t in trained.translate(texts)]
+    ensemble = Seq2SeqEnsemble([trained, loaded])
+    assert ensemble.extractive and [t.text for t in ensemble.translate(texts)] == [t.text for t in trained.translate(texts)]
+
+
+def test_extract_words_and_bad_settings():
+    assert extract_words([6, 4, 6, 2, 0], 4, ["Apple", "apple", "Pie"]) == ["Pie", "Apple"]  # ids -> words, once each
+    with pytest.raises(ValueError, match="needs pointer=True"):
+        _model(pointer=False)
+    with pytest.raises(ValueError, match="position_vocabulary"):
+        Seq2Seq(Vocabulary(SPECIALS + tuple(WORDS)), Vocabulary(SPECIALS + ("@0",)), pointer=True, extractive=True,
+                max_source_length=LENGTH)
+    with pytest.raises(ValueError, match="positions_from"):
+        from captioner.layers.attention_decoder import AttentionDecoder
+
+        AttentionDecoder(10, context="attention", init_state="given", positions_from=4)  # no pointer
