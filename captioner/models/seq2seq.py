@@ -67,15 +67,17 @@ def position_vocabulary(max_source_length: int) -> Vocabulary:
 
 def extract_words(position_ids, first_id, source_words):
     """The source words an extractive hypothesis points at, in order, each word once (a word the
-    output already holds, compared without case, is left out: "apple ... apple" says it once);
-    position_ids: its generated ids (<end> and what follows are not positions)."""
-    words, seen = [], set()
-    for i in np.asarray(position_ids).tolist():
+    output already holds, compared without case, is left out: "apple ... apple" says it once),
+    and the steps that wrote them; position_ids: its generated ids (<end> and what follows are not
+    positions). Returns (words, steps)."""
+    words, steps, seen = [], [], set()
+    for step, i in enumerate(np.asarray(position_ids).tolist()):
         j = int(i) - first_id
         if 0 <= j < len(source_words) and source_words[j].lower() not in seen:
             seen.add(source_words[j].lower())
             words.append(source_words[j])
-    return words
+            steps.append(step)
+    return words, steps
 
 # French (and Italian) elided articles/pronouns written against the next word: "l'afrique".
 _ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])(\p{L}.*)$")
@@ -271,7 +273,8 @@ class Translator(TextTaskModel, keras.Model):
                                                              src_words, replace_unk, distinct, finished)
                 text = " ".join(w for w in words if w) if self.target_tokenizer.get("spm") else detokenize(words)
             elif self.extractive:
-                words, replaced = extract_words(out["tokens"][b, k], self._first_position, extract_from), 0
+                words, kept = extract_words(out["tokens"][b, k], self._first_position, extract_from)
+                attn, replaced = attn[kept + ([steps - 1] if finished else [])], 0  # a dropped repeat's row too
                 text = detokenize(words)
                 text = text[:1].upper() + text[1:]  # a headline's first letter
             else:

@@ -79,6 +79,7 @@ def test_untrained_outputs_are_monotonic_deletions_without_repeats():
             assert out["finished"][b, k]  # it runs out of positions at the latest
     for g, source in zip(model.translate([" ".join(s) for s in sources]), sources):
         assert _is_subsequence([w.lower() for w in g.tokens], source) and len(set(g.tokens)) == len(g.tokens)
+        assert g.attention.shape == (len(g.attention_labels), len(source))  # one row per word, then <end>
 
 
 def test_teacher_forced_log_probs_are_normalized_and_mask_what_came_before(trained):
@@ -111,7 +112,8 @@ def test_saved_extractive_model_reloads_and_ensembles(trained, tmp_path):
 
 
 def test_extract_words_and_bad_settings():
-    assert extract_words([6, 4, 6, 2, 0], 4, ["Apple", "apple", "Pie"]) == ["Pie", "Apple"]  # ids -> words, once each
+    # ids -> words, each once, and the steps that wrote them
+    assert extract_words([6, 4, 5, 2, 0], 4, ["Apple", "Pie", "apple"]) == (["apple", "Pie"], [0, 2])
     with pytest.raises(ValueError, match="needs pointer=True"):
         _model(pointer=False)
     with pytest.raises(ValueError, match="position_vocabulary"):
