@@ -37,7 +37,9 @@ the target ids from P on are the source positions (id P + j writes source word j
 are those ids), the vocabulary part of the mixture is ``<end>`` alone (so the switch is the
 probability of stopping), and the choice is monotonic: a step whose input is position j attends
 only to the positions after j, in training and in decoding alike, so an output is the source's
-words in their order, none twice. When no position is left the step stops.
+words in their order, none twice. When no position is left the step stops. With
+``initial_state["stop_after"]`` (B, R) bool, an output may end only after a position marked
+True (and not before its first word): a headline does not end on "to" or "their".
 
 ``copy_tags=G`` (G > 0) makes it a copy decoder over object tags (LSTM-C, Yao et al. 2017,
 "Incorporating Copying Mechanism in Image Captioning for Learning Novel Objects"): the switch
@@ -231,6 +233,8 @@ class AttentionDecoder(keras.layers.Layer):
                 raise ValueError("a pointer decoder needs initial_state['copy_ids'] (B, R): the target id of "
                                  "each annotation's source word")
             memory["copy_ids"] = tf.cast(initial_state["copy_ids"], tf.int32)
+            if self.positions_from and initial_state.get("stop_after") is not None:
+                memory["stop_after"] = tf.cast(initial_state["stop_after"], tf.bool)
         if self.copy_tags:
             if initial_state is None or any(initial_state.get(k) is None for k in ("tag_ids", "tag_probs", "tag_vectors")):
                 raise ValueError("a copy_tags decoder needs initial_state['tag_ids'] (B, K), ['tag_probs'] (B, K) and "
@@ -243,6 +247,15 @@ class AttentionDecoder(keras.layers.Layer):
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
+    def _may_stop(self, tokens, memory):
+        """An extractive pointer's (B, [T,] 1) bool: whether the steps whose inputs are ``tokens``
+        may write <end> (after a position marked in ``stop_after``); None without the marks."""
+        if "stop_after" not in memory:
+            return None
+        floor = tf.where(tokens >= self.positions_from, tokens - self.positions_from, -1)  # position written
+        after = tf.gather(memory["stop_after"], tf.maximum(floor, 0), axis=1, batch_dims=1)  # (B, [T])
+        return tf.logical_and(floor >= 0, after)[..., None]
+
     def _step_mask(self, tokens, memory):
         """An extractive pointer's attention mask for the steps whose inputs are ``tokens`` (B,) or
         (B, T): the real positions after the one the input wrote (all of them after <start>)."""
@@ -319,22 +332,25 @@ class AttentionDecoder(keras.layers.Layer):
         has_tags = tf.reduce_any(tf.broadcast_to(mask, tf.shape(scores)), -1, keepdims=True)
         return tf.nn.softmax(scores, -1), has_tags
 
-    def _copy_log_probs(self, logits, embedded, h, context, alpha, memory):
+    def _copy_log_probs(self, logits, embedded, h, context, alpha, memory, may_stop=None):
         """log P of a copying decoder (pointer over the attention, or copy over the tags)."""
         if self.copy_tags:
             beta, has_tags = self._tag_attention(h, memory)
             return self._pointer_log_probs(logits, embedded, h, context, beta, memory["copy_ids"], has_tags)
         can_copy = tf.reduce_any(alpha > 0, -1, keepdims=True) if self.positions_from else None
-        return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"], can_copy)
+        return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"], can_copy, may_stop)
 
-    def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids, can_copy=None):
+    def _pointer_log_probs(self, logits, embedded, h, context, alpha, copy_ids, can_copy=None, may_stop=None):
         """The pointer-generator's log P (..., V) from the vocabulary logits (..., V; None for an
         extractive pointer), the step's input embedding, state, context and attention alpha (..., R);
         copy_ids (B, R) is broadcast over the middle (time) axis of a (B, T, ...) call. ``can_copy``
-        (..., 1) bool: False rows take the vocabulary distribution alone. float32."""
+        (..., 1) bool: False rows take the vocabulary distribution alone; ``may_stop`` (..., 1) bool: False
+        rows copy only (an extractive pointer's stop rule). float32."""
         f32 = tf.float32
         switch_in = tf.concat([tf.cast(h, f32), tf.cast(context, f32), tf.cast(embedded, f32)], -1)
         p_gen = tf.sigmoid(tf.cast(self.switch(switch_in), f32))  # (..., 1)
+        if may_stop is not None:
+            p_gen = tf.where(may_stop, p_gen, 0.0)
         if can_copy is not None:
             p_gen = tf.where(can_copy, p_gen, 1.0)
         alpha = tf.cast(alpha, f32)
@@ -390,7 +406,8 @@ class AttentionDecoder(keras.layers.Layer):
         alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
         logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
         if self.pointer or self.copy_tags:
-            logits = self._copy_log_probs(logits, embedded, hs, contexts, alphas, memory)
+            may_stop = self._may_stop(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
+            logits = self._copy_log_probs(logits, embedded, hs, contexts, alphas, memory, may_stop)
         if return_state:
             return logits, alphas, final_state
         return logits, alphas
@@ -404,7 +421,8 @@ class AttentionDecoder(keras.layers.Layer):
         new_state, context, alpha = self._recurrent_step(x_e, state, memory, step_mask)
         logits = self._output_logits(embedded, new_state["h"], context)
         if self.pointer or self.copy_tags:
-            logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory)
+            may_stop = self._may_stop(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
+            logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory, may_stop)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
 
     def get_config(self):

@@ -56,6 +56,18 @@ KINDS = {
 }
 DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False}
 POSITION = "@{}"  # an extractive model's target token that writes source word {}
+# words an extractive headline does not end on (closed-class English: articles, prepositions,
+# conjunctions, possessives, auxiliaries); nor does it end on a token without a letter or digit
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for with by from into onto about after before over under against between during "
+    "without within through across as than and or but nor if that which who whom whose this these those its "
+    "their his her our your my is are was were be been being has have had do does did will would shall should "
+    "can could may might must not no".split())
+
+
+def may_end_on(word: str) -> bool:
+    """Whether an extractive headline may end on this (lower-case) source word."""
+    return any(ch.isalnum() for ch in word) and word not in FUNCTION_WORDS
 
 
 def position_vocabulary(max_source_length: int) -> Vocabulary:
@@ -390,6 +402,8 @@ class Seq2Seq(Translator):
                 raise ValueError("extractive=True: the target vocabulary must be position_vocabulary("
                                  f"max_source_length={self.max_source_length})")
             self._first_position = self.target_vocabulary.token_to_id(POSITION.format(0))
+        # an extractive model's (source id -> an output may end on it) table, see `may_end_on`
+        self._stop_table = np.array([may_end_on(t) for t in self.source_vocabulary.tokens]) if self.extractive else None
         # the target id of each source id (the same string; <unk> where the target vocabulary lacks it)
         self._copy_table = np.array([self.target_vocabulary.token_to_id(t) for t in self.source_vocabulary.tokens],
                                     np.int32) if self.pointer and not self.extractive else None
@@ -438,6 +452,7 @@ class Seq2Seq(Translator):
         if self.extractive:  # pointing at position j writes the id of position j
             positions = tf.range(tf.shape(source)[1], dtype=tf.int32) + self._first_position
             state["copy_ids"] = tf.broadcast_to(positions[None, :], tf.shape(source))  # (B, S)
+            state["stop_after"] = tf.gather(self._stop_table, tf.cast(source, tf.int32))  # (B, S)
         elif self.pointer:  # what the decoder writes when it points at each source position
             state["copy_ids"] = tf.gather(self._copy_table, tf.cast(source, tf.int32))  # (B, S)
         return annotations, mask, state

@@ -131,7 +131,8 @@ CASES = [
          lambda: {"tokens": np.array([[1, 4, 6], [1, 5, 0], [1, 4, 0]], "int32"), "annotations": _normal(3, 4, 7),
                   "mask": MASK_3x4, "h": _normal(3, 8)},
          lambda layer, x: layer(x["tokens"], x["annotations"], annotation_mask=x["mask"],
-                                initial_state={"h": x["h"], "copy_ids": np.tile(np.arange(4, 8, dtype="int32"), (3, 1))}),
+                                initial_state={"h": x["h"], "copy_ids": np.tile(np.arange(4, 8, dtype="int32"), (3, 1)),
+                                               "stop_after": np.array([[1, 0, 1, 1]] * 3, bool)}),
          float32_outputs=(0,)),
     # the beam-search interface: log-probabilities and attention weights are float32 by design
     Case("attention_decoder_step", AttentionDecoder,

@@ -8,12 +8,12 @@ import pytest
 import tensorflow as tf
 
 from captioner.models.caption_decoder_model import masked_sparse_ce
-from captioner.models.seq2seq import POSITION, Seq2Seq, extract_words, position_vocabulary
+from captioner.models.seq2seq import POSITION, Seq2Seq, extract_words, may_end_on, position_vocabulary
 from captioner.models.seq2seq_ensemble import Seq2SeqEnsemble
 from captioner.text import Vocabulary
 
-KEEP = ["a", "b", "c", "d"]  # the task: keep these words of the source, in order, drop the rest
-WORDS = KEEP + ["w", "x", "y", "z"]
+KEEP = ["b", "c", "d", "e"]  # the task: keep these words of the source, in order, drop the rest
+WORDS = KEEP + ["w", "x", "to", "the"]  # "to", "the": an output never ends on them (FUNCTION_WORDS)
 SPECIALS = ("<pad>", "<start>", "<end>", "<unk>")
 LENGTH = 8
 
@@ -60,8 +60,8 @@ def test_extractive_pointer_learns_a_deletion_and_writes_source_words_as_written
     want = [" ".join(dict.fromkeys(w for w in t.split() if w in KEEP)) for t in tests]  # each word once
     exact = np.mean([g.text.lower() == w for g, w in zip(got, want)])
     assert exact >= 0.8, [(t, g.text) for t, g in zip(tests, got)][:8]
-    cased = trained.translate(["W A x B"])[0]
-    assert cased.text == "A B" and cased.tokens == ["A", "B"]  # the source's own casing, first letter capital
+    cased = trained.translate(["W C x B"])[0]
+    assert cased.text == "C B" and cased.tokens == ["C", "B"]  # the source's own casing, first letter capital
 
 
 def test_untrained_outputs_are_monotonic_deletions_without_repeats():
@@ -79,6 +79,9 @@ def test_untrained_outputs_are_monotonic_deletions_without_repeats():
             assert out["finished"][b, k]  # it runs out of positions at the latest
     for g, source in zip(model.translate([" ".join(s) for s in sources]), sources):
         assert _is_subsequence([w.lower() for w in g.tokens], source) and len(set(g.tokens)) == len(g.tokens)
+        assert g.tokens  # never stops before its first word
+        if g.tokens[-1] in ("to", "the"):  # ends on a function word only when the source has no word after it
+            assert g.tokens[-1] == source[-1] or not _is_subsequence(g.tokens + ["x"], source)
         assert g.attention.shape == (len(g.attention_labels), len(source))  # one row per word, then <end>
 
 
@@ -101,7 +104,7 @@ def test_teacher_forced_log_probs_are_normalized_and_mask_what_came_before(train
 
 
 def test_saved_extractive_model_reloads_and_ensembles(trained, tmp_path):
-    texts = ["a x b y c", "z d a w", "w x y"]
+    texts = ["b x c to e", "the d b w", "w x to"]
     path = tmp_path / "ext.keras"
     trained.save(path)
     loaded = keras.models.load_model(path)
@@ -114,6 +117,7 @@ def test_saved_extractive_model_reloads_and_ensembles(trained, tmp_path):
 def test_extract_words_and_bad_settings():
     # ids -> words, each once, and the steps that wrote them
     assert extract_words([6, 4, 5, 2, 0], 4, ["Apple", "Pie", "apple"]) == (["apple", "Pie"], [0, 2])
+    assert [may_end_on(w) for w in ("iphone", "to", "their", ",", "5")] == [True, False, False, False, True]
     with pytest.raises(ValueError, match="needs pointer=True"):
         _model(pointer=False)
     with pytest.raises(ValueError, match="position_vocabulary"):

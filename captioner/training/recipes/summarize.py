@@ -163,14 +163,17 @@ class Summarize(Seq2SeqRecipe):
 
     def extraction(self, source, headline):
         """An extractive model's target tokens for one pair: the positions of the headline's
-        longest common subsequence with the source, or [] (the pair is not trained on) when it
-        covers less than --min-aligned of the headline or fewer than 2 words."""
+        longest common subsequence with the source, less the trailing words a headline does not end
+        on (`may_end_on`), or [] (the pair is not trained on) when it covers less than --min-aligned
+        of the headline or fewer than 2 words."""
         from captioner.data.headlines import aligned_positions
-        from captioner.models.seq2seq import POSITION
+        from captioner.models.seq2seq import POSITION, may_end_on
 
         positions, words = aligned_positions(source, headline)
         if len(positions) < 2 or len(positions) < self.cfg.min_aligned * words:
             return []
+        while positions and not may_end_on(source[positions[-1]]):  # as decoding: no end on "to"
+            positions.pop()
         return [POSITION.format(j) for j in positions]
 
     def model_options(self):
