@@ -29,9 +29,7 @@ RESULTS_KEPT = 16
 
 st.title("Write a headline")
 st.caption("The translator's machine on news: a bidirectional GRU reads the first words of the source, an "
-           "attention decoder writes the headline. A pointer-generator (See et al. 2017) mixes, at every word, "
-           "its vocabulary with the source words it attends to, so it can copy any of them; a word it does not "
-           "know (<unk>) becomes the source word it attends to most, so names and numbers come from the source.")
+           "attention decoder writes the headline.")
 
 spec = common.pick_model(SPECS, "Source", "to write headlines", key="summarize_model")
 text = st.text_area("Article or description", value=EXAMPLES.get(spec.key, ""), key=f"summarize_text_{spec.key}",
@@ -42,6 +40,14 @@ loaded = common.model_or_explain(spec, "to write headlines", kinds=("Seq2Seq", "
 if loaded is None:
     st.stop()
 model, model_lock = loaded
+if model.extractive:
+    st.caption("This model is extractive: a pointer network (Vinyals et al. 2015) points at the article's words, "
+               "each after the last one it chose, and stops after a content word, so the headline is the article's "
+               "own words in their order (a deletion-based compression).")
+else:
+    st.caption("A pointer-generator (See et al. 2017) mixes, at every word, its vocabulary with the source words it "
+               "attends to, so it can copy any of them; a word it does not know (<unk>) becomes the source word it "
+               "attends to most, so names and numbers come from the source.")
 
 beam_size, alpha, max_length = common.decoding_controls(model, "summarize", "headlines", max_words=40)
 with st.sidebar:
