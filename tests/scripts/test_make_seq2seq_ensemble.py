@@ -1,4 +1,4 @@
-"""scripts/make_seq2seq_ensemble.py on tiny character models and a hand-made Dakshina lexicon."""
+"""scripts/experiments/make_seq2seq_ensemble.py on tiny character models and a hand-made Dakshina lexicon."""
 
 import json
 

@@ -4,10 +4,10 @@ vocabularies) into one ensemble `.keras` file that decodes them together in the 
 search (`captioner model ensemble`, the one way to join models), then score it beside its
 members on the Dakshina dev lexicon or Multi30k val.
 
-    python scripts/make_seq2seq_ensemble.py runs/translit_s1/model.keras runs/translit_s2/model.keras \
+    python scripts/experiments/make_seq2seq_ensemble.py runs/translit_s1/model.keras runs/translit_s2/model.keras \
         --output runs/translit_ensemble.keras [--combine product|mixture] \
         [--dakshina-dev ../shared/datasets/dakshina-hi/hi.translit.sampled.dev.tsv --beam-size 10]
-    python scripts/make_seq2seq_ensemble.py runs/ende_s1/m.keras runs/ende_s2/m.keras --output E.keras \
+    python scripts/experiments/make_seq2seq_ensemble.py runs/ende_s1/m.keras runs/ende_s2/m.keras --output E.keras \
         --multi30k ../shared/datasets/multi30k --source en --target de [--cased]
 
 Joining is `captioner.commands.model.make_ensemble`: members loaded in safe mode, the file
