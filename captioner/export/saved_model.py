@@ -199,7 +199,9 @@ class TranslatorModule(tf.Module):
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
         replace = model.replace_unk and model.kind == "attention"
-        if self._subword is not None:
+        if model.extractive:
+            hypotheses = self._extract_texts(sentences, source_tokens, n_source, out_tokens, settings)
+        elif self._subword is not None:
             hypotheses = self._subword.texts(tokens, out_tokens, attention, replace)
         elif replace or self._truecase is not None:
             hypotheses = self._word_texts(sentences, source_tokens, n_source, out_tokens, attention, replace, settings)
@@ -210,6 +212,30 @@ class TranslatorModule(tf.Module):
         scores = tf.where(empty, float("-inf"), out["scores"])
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
+
+    def _extract_texts(self, sentences, source_tokens, n_source, out_tokens, settings):
+        """Hypotheses (B, K) of an extractive model as `Seq2Seq._decode_one` writes them
+        (`captioner.models.seq2seq.extract_words`): the source's words as written (where they
+        split as the model's words did) at the positions the ids point at, a word the hypothesis
+        already holds (case ignored) left out, the first letter capitalized."""
+        model = self._model
+        shape = tf.shape(out_tokens)  # (B, K, T)
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : model.max_source_length]
+        cased = cased.to_tensor(default_value="", shape=tf.shape(source_tokens))  # (B, S)
+        same = tf.reduce_all(tf.equal(tf.strings.lower(cased, encoding="utf-8"), source_tokens), -1)  # (B,)
+        words = tf.where(same[:, None], cased, source_tokens)  # (B, S)
+        positions = out_tokens - model._first_position  # (B, K, T)
+        valid = _keep_mask(out_tokens) & (positions >= 0) & (positions < tf.cast(n_source, tf.int32)[:, None, None])
+        picked = tf.gather(words, tf.reshape(tf.clip_by_value(positions, 0, tf.shape(words)[1] - 1),
+                                             [shape[0], -1]), batch_dims=1)
+        picked = tf.reshape(picked, shape)  # (B, K, T)
+        lower = tf.strings.lower(picked, encoding="utf-8")
+        earlier = tf.range(shape[2])[None, :] < tf.range(shape[2])[:, None]  # [t, s]: s before t
+        repeat = tf.reduce_any(tf.equal(lower[..., :, None], lower[..., None, :]) & valid[..., None, :] & earlier, -1)
+        keep = valid & ~repeat
+        flat = tf.ragged.boolean_mask(tf.reshape(picked, [-1, shape[2]]), tf.reshape(keep, [-1, shape[2]]))
+        flat = tf.concat([tf.ragged.map_flat_values(_capitalize_first, flat[:, :1]), flat[:, 1:]], axis=1)
+        return tf.reshape(tf_detokenize(flat), shape[:2])  # (B, K)
 
     def _word_texts(self, sentences, source_tokens, n_source, out_tokens, attention, replace, settings):
         """Hypotheses (B, K) as `Seq2Seq._decode_one` writes them for a word model: with `replace`,

@@ -127,3 +127,19 @@ def test_extract_words_and_bad_settings():
         from captioner.layers.attention_decoder import AttentionDecoder
 
         AttentionDecoder(10, context="attention", init_state="given", positions_from=4)  # no pointer
+
+
+def test_the_exported_graph_writes_the_same_headlines(trained, tmp_path):
+    """`captioner export`: the SavedModel maps positions to the source's words as written, drops a
+    repeated word and capitalizes, as `translate` does."""
+    from captioner.export.saved_model import export_saved_model
+
+    export_saved_model(trained, tmp_path / "ext")
+    loaded = tf.saved_model.load(str(tmp_path / "ext"))
+    sentences = ["W C x B c", "the B to D", "", "d D e w b", "x to the"]
+    want = trained.translate(sentences)
+    assert [t.text for t in want[:2]] == ["C B", "B D"]  # "c" after "C": said once; the first letter capital
+    out = loaded.translate(tf.constant(sentences))
+    assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+    for row, t in zip(out["hypotheses"].numpy(), want):
+        assert [h.decode() for h in row][: len(t.hypotheses)] == [h for h, _ in t.hypotheses]
