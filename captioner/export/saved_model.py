@@ -27,7 +27,8 @@ string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothe
 ``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
 of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
 at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
-source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does. A subword
+source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does (an extractive
+headline model's outputs are the source's words as written at the positions it chose). A subword
 (SentencePiece) translator tokenizes in the graph with tensorflow-text (`SubwordGraph`): its
 ``source_tokens`` are pieces, and loading it needs ``import tensorflow_text`` first. An input with
 no tokens gives "" and score -inf. The coverage penalty re-ranking is not in the graph; a model
