@@ -247,20 +247,24 @@ class AttentionDecoder(keras.layers.Layer):
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
+    def _written(self, tokens):
+        """An extractive pointer's inputs ``tokens`` (B,) or (B, T) -> the source position each wrote
+        (-1 for <start>)."""
+        return tf.where(tokens >= self.positions_from, tokens - self.positions_from, -1)
+
     def _may_stop(self, tokens, memory):
         """An extractive pointer's (B, [T,] 1) bool: whether the steps whose inputs are ``tokens``
         may write <end> (after a position marked in ``stop_after``); None without the marks."""
         if "stop_after" not in memory:
             return None
-        floor = tf.where(tokens >= self.positions_from, tokens - self.positions_from, -1)  # position written
+        floor = self._written(tokens)
         after = tf.gather(memory["stop_after"], tf.maximum(floor, 0), axis=1, batch_dims=1)  # (B, [T])
         return tf.logical_and(floor >= 0, after)[..., None]
 
     def _step_mask(self, tokens, memory):
         """An extractive pointer's attention mask for the steps whose inputs are ``tokens`` (B,) or
         (B, T): the real positions after the one the input wrote (all of them after <start>)."""
-        floor = tf.where(tokens >= self.positions_from, tokens - self.positions_from, -1)  # position written
-        after = tf.range(tf.shape(memory["mask"])[-1]) > floor[..., None]  # (B, [T,] R)
+        after = tf.range(tf.shape(memory["mask"])[-1]) > self._written(tokens)[..., None]  # (B, [T,] R)
         mask = memory["mask"] if tokens.shape.rank == 1 else memory["mask"][:, None, :]
         return tf.logical_and(mask, after)
 

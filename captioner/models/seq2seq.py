@@ -44,7 +44,7 @@ from captioner.models.text_model import TextTaskModel
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
 from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
-from captioner.text.vocabulary import PAD_ID, START_ID, UNK, Vocabulary
+from captioner.text.vocabulary import PAD_ID, SPECIAL_TOKENS, START_ID, UNK, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,6 @@ def may_end_on(word: str) -> bool:
 
 def position_vocabulary(max_source_length: int) -> Vocabulary:
     """An extractive model's target vocabulary: the specials, then one token per source position."""
-    from captioner.text.vocabulary import SPECIAL_TOKENS
-
     return Vocabulary(SPECIAL_TOKENS + tuple(POSITION.format(j) for j in range(int(max_source_length))))
 
 
