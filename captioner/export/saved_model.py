@@ -214,6 +214,11 @@ class TranslatorModule(tf.Module):
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
 
+    def _cased_source(self, sentences, source_tokens, settings):
+        """The source's words as written (B, S), cut and padded like the lower-cased `source_tokens`."""
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : self._model.max_source_length]
+        return cased.to_tensor(default_value="", shape=tf.shape(source_tokens))
+
     def _extract_texts(self, sentences, source_tokens, n_source, out_tokens, settings):
         """Hypotheses (B, K) of an extractive model as `Seq2Seq._decode_one` writes them
         (`captioner.models.seq2seq.extract_words`): the source's words as written (where they
@@ -221,8 +226,7 @@ class TranslatorModule(tf.Module):
         already holds (case ignored) left out, the first letter capitalized."""
         model = self._model
         shape = tf.shape(out_tokens)  # (B, K, T)
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : model.max_source_length]
-        cased = cased.to_tensor(default_value="", shape=tf.shape(source_tokens))  # (B, S)
+        cased = self._cased_source(sentences, source_tokens, settings)  # (B, S)
         same = tf.reduce_all(tf.equal(tf.strings.lower(cased, encoding="utf-8"), source_tokens), -1)  # (B,)
         words = tf.where(same[:, None], cased, source_tokens)  # (B, S)
         positions = out_tokens - model._first_position  # (B, K, T)
@@ -260,8 +264,7 @@ class TranslatorModule(tf.Module):
         (its first word excepted), else as they are."""
         shape = tf.shape(target)
         # the source's words as written, at the positions of the lower-cased ones
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : self._model.max_source_length]
-        cased = cased.to_tensor(default_value="", shape=tf.shape(source_tokens))  # (B, S)
+        cased = self._cased_source(sentences, source_tokens, settings)  # (B, S)
         later = tf.range(tf.shape(source_tokens)[1]) > 0  # (S,): not the source's first word
         match = tf.equal(target[..., None], source_tokens[:, None, None, :]) & later  # (B, K, T, S)
         first = tf.argmax(tf.cast(match, tf.int32), axis=-1, output_type=tf.int32)  # (B, K, T)
