@@ -37,6 +37,7 @@ __all__ = [
     "load_bbc_headlines",
     "split_bbc_headlines",
     "split_headlines",
+    "verb_forms",
 ]
 
 DEV_FRACTION = 0.1
@@ -172,22 +173,45 @@ def _word_key(token: str) -> str:
     return key[:-1] if len(key) > 3 and key.endswith("s") and not key.endswith("ss") else key
 
 
-def aligned_positions(source_tokens, headline_tokens) -> tuple[list[int], int]:
+def verb_forms(wordnet):
+    """A ``token -> frozenset of keys`` function for `aligned_positions`: `_word_key`, and for a
+    word of letters the base forms WordNet's morphology gives it as a verb (its verb exception
+    lists and suffix rules: "rose", "rises" and "rising" all hold "rise"; "fell" holds "fall" and
+    "fell"). A headline's verb is mostly another form of the article's ("Output falls" over
+    "output fell"), which plain words do not align. Cached per token."""
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def keys(token: str) -> frozenset:
+        low = token.lower()
+        forms = {_word_key(token)}
+        if low.isalpha() and len(low) > 2:
+            forms.update(wordnet._morphy(low, "v"))
+        return frozenset(forms)
+
+    return keys
+
+
+def aligned_positions(source_tokens, headline_tokens, keys=None) -> tuple[list[int], int]:
     """The longest common subsequence of a headline's words and its source's (`_word_key`; the
     headline's tokens without a letter or digit are not aligned): (the source positions, in order;
     the headline words that could be aligned). The positions are a deletion-based compression of
     the source (Filippova et al. 2015): its words there, in order, are the part of the headline
-    the source holds."""
-    src = [_word_key(t) for t in source_tokens]
-    head = [_word_key(t) for t in headline_tokens if any(ch.isalnum() for ch in t)]
+    the source holds. With ``keys`` (`verb_forms`), two words align when their key sets meet."""
+    if keys is None:
+        src = [{_word_key(t)} for t in source_tokens]
+        head = [{_word_key(t)} for t in headline_tokens if any(ch.isalnum() for ch in t)]
+    else:
+        src = [keys(t) for t in source_tokens]
+        head = [keys(t) for t in headline_tokens if any(ch.isalnum() for ch in t)]
     n, m = len(head), len(src)
     best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: LCS of head[i:] and src[j:]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            best[i][j] = best[i + 1][j + 1] + 1 if head[i] == src[j] else max(best[i + 1][j], best[i][j + 1])
+            best[i][j] = best[i + 1][j + 1] + 1 if head[i] & src[j] else max(best[i + 1][j], best[i][j + 1])
     positions, i, j = [], 0, 0
     while i < n and j < m:
-        if head[i] == src[j] and best[i][j] == best[i + 1][j + 1] + 1:
+        if head[i] & src[j] and best[i][j] == best[i + 1][j + 1] + 1:
             positions.append(j)
             i, j = i + 1, j + 1
         elif best[i + 1][j] >= best[i][j + 1]:

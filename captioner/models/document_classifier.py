@@ -246,12 +246,16 @@ class DocumentClassifier(DocumentAPI, TextTaskModel, keras.Model):
     # -- the network ------------------------------------------------------------------------
     def attend(self, inputs, training=False):
         """document (B, S, W), or {"document"} and, with tfidf_terms, {"terms", "term_counts"}
-        -> (logits (B, K), sentence weights (B, S), word weights (B, S, W))."""
+        -> (logits (B, K), sentence weights (B, S), word weights (B, S, W)). With ``tfidf``, an
+        inputs dict may carry {"branch_logits" (B, K)}: they stand for the branch's own."""
         document = inputs["document"] if isinstance(inputs, dict) else inputs
         sentences, word_alpha, sentence_mask = self.word_encoder(document, training=training)  # (B, S, D)
         vector, sentence_alpha, _ = self.sentence_encoder(sentences, mask=sentence_mask, training=training)
         logits = self.classifier(self.drop(vector, training=training))  # (B, K)
-        if self.tfidf_terms:  # a bag of the kernel's rows: Dense over the dense features, without them
+        if self.tfidf and isinstance(inputs, dict) and "branch_logits" in inputs:
+            # the branch's logits given (stacking: out-of-fold logits of a frozen branch while the HAN trains)
+            logits = logits + tf.cast(inputs["branch_logits"], logits.dtype)
+        elif self.tfidf_terms:  # a bag of the kernel's rows: Dense over the dense features, without them
             terms, weights = self.term_weights(inputs, training=training)
             rows = tf.gather(tf.cast(self.sparse_classifier.kernel, tf.float32), terms)  # (B, U, K)
             wide = tf.einsum("bu,buk->bk", self.tfidf_scale * weights, rows) + tf.cast(self.sparse_classifier.bias,

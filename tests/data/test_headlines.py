@@ -112,3 +112,19 @@ def test_aligned_positions_are_the_longest_common_subsequence_in_source_order():
     assert aligned_positions(["b", "a", "c", "a", "b"], ["a", "c", "b"]) == ([1, 2, 4], 3)
     assert aligned_positions(["a", "b"], ["x", "y"]) == ([], 2)
     assert aligned_positions([], ["x"]) == ([], 1) and aligned_positions(["a"], []) == ([], 0)
+
+
+def test_verb_forms_align_a_headlines_verb_with_the_articles_other_form_of_it():
+    from captioner.data.headlines import verb_forms
+    from captioner.text.wordnet import load_wordnet
+
+    wordnet, reason = load_wordnet()
+    assert wordnet is not None, reason  # the Makefile installs WordNet (Debian's wordnet-base)
+    keys = verb_forms(wordnet)
+    source = "japan 's industrial output fell 2 % in november , the ministry said .".split()
+    headline = ["industrial", "output", "falls", "in", "japan"]
+    assert [source[j] for j in aligned_positions(source, headline)[0]] == ["industrial", "output", "in"]
+    assert [source[j] for j in aligned_positions(source, headline, keys)[0]] == ["industrial", "output", "fell", "in"]
+    assert "rise" in keys("rose") & keys("rises") & keys("Rising") and keys("profits") == frozenset({"profit"})
+    assert keys("Boeing") == frozenset({"boeing"}) and keys("2%") == frozenset({"2%"})  # no verb: the word itself
+    assert aligned_positions(["a", "b"], ["x", "y"], keys) == ([], 2)

@@ -87,9 +87,9 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
     assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(out), "--extractive",
                  "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "2",
                  "--batch-size", "8", "--max-source-length", "16", "--min-count", "1", "--beam-size", "2",
-                 "--seed", "3"]) == 0
+                 "--seed", "3", "--align-verb-forms"]) == 0
     card = json.loads((out / "model.json").read_text())
-    assert card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
+    assert card["config"]["align_verb_forms"] and card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
     model = keras.models.load_model(out / "model.keras")
     assert model.extractive and model.pointer
     sources = ["Evans has won the match of 1999, officials said on Monday.", "Walker spoke."]
@@ -99,3 +99,6 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
     assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
                  "--extractive", "--min-aligned", "1.5"]) != 0
     assert "--min-aligned 1.5: must be in [0, 1]" in capsys.readouterr().err
+    assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
+                 "--align-verb-forms"]) != 0
+    assert "--align-verb-forms is a setting of --extractive: add it" in capsys.readouterr().err

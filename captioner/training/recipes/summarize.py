@@ -62,6 +62,9 @@ class Config(Seq2SeqConfig):
         "learned from each headline's longest common subsequence with its source"))
     min_aligned: float = option(0.5, metavar="SHARE", help=(
         "--extractive: train on the pairs whose source holds at least this share of the headline's words in order"))
+    align_verb_forms: bool = option(False, help=(
+        "--extractive: a headline word also aligns with another form of the same verb in the source (\"falls\" "
+        "with \"fell\", \"unveils\" with \"unveiled\"; WordNet's morphology), so that more targets keep their verb"))
     copy_argmax: bool = option(False, help=(
         "saved model: an <unk> copies the most attended source word, as the translator does (default: the most "
         "attended one not yet in the headline, so that an <unk> step whose attention stays on a word does not "
@@ -123,6 +126,8 @@ class Summarize(Seq2SeqRecipe):
             raise InputError(f"--bbc-repeat {self.cfg.bbc_repeat}: must be >= 1")
         if not 0 <= self.cfg.min_aligned <= 1:
             raise InputError(f"--min-aligned {self.cfg.min_aligned}: must be in [0, 1]")
+        if self.cfg.align_verb_forms and not self.cfg.extractive:
+            raise InputError("--align-verb-forms is a setting of --extractive: add it")
 
     def prepare(self, trainer):
         from captioner.models.seq2seq import position_vocabulary, text_tokens
@@ -130,6 +135,16 @@ class Summarize(Seq2SeqRecipe):
         from captioner.training.translation_data import BucketedBatches, shared_word_positions
 
         c = self.cfg
+        self.verb_keys = None
+        if c.align_verb_forms:
+            from captioner.data.headlines import verb_forms
+            from captioner.errors import InputError
+            from captioner.text.wordnet import load_wordnet
+
+            wordnet, why = load_wordnet()
+            if wordnet is None:
+                raise InputError(f"--align-verb-forms needs WordNet: {why}")
+            self.verb_keys = verb_forms(wordnet)
         self.datasets, self.desc = load_headline_data(c)
         train = [p for name, (tr, _) in self.datasets.items()
                  for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
@@ -169,7 +184,7 @@ class Summarize(Seq2SeqRecipe):
         from captioner.data.headlines import aligned_positions
         from captioner.models.seq2seq import POSITION, may_end_on
 
-        positions, words = aligned_positions(source, headline)
+        positions, words = aligned_positions(source, headline, self.verb_keys)
         if len(positions) < 2 or len(positions) < self.cfg.min_aligned * words:
             return []
         while positions and not may_end_on(source[positions[-1]]):  # as decoding: no end on "to"
