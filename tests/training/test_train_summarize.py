@@ -89,7 +89,8 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
                  "--batch-size", "8", "--max-source-length", "16", "--min-count", "1", "--beam-size", "2",
                  "--seed", "3", "--align-verb-forms"]) == 0
     card = json.loads((out / "model.json").read_text())
-    assert card["config"]["align_verb_forms"] and card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
+    assert card["config"]["align_verb_forms"]
+    assert card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
     model = keras.models.load_model(out / "model.keras")
     assert model.extractive and model.pointer
     sources = ["Evans has won the match of 1999, officials said on Monday.", "Walker spoke."]

@@ -273,7 +273,8 @@ def fit_branch_svm(model, inputs, labels, c=1.0, gain=1.0):
     if set(np.unique(labels)) != set(range(k)):
         from captioner.errors import InputError
 
-        raise InputError(f"--tfidf-init svm needs train documents of every label; labels {sorted(set(range(k)) - set(labels))} have none")
+        missing = sorted(set(range(k)) - set(labels.tolist()))
+        raise InputError(f"--tfidf-init svm needs train documents of every label; labels {missing} have none")
     svm = LinearSVC(C=c, random_state=0).fit(features, labels)  # its dual solver shuffles
     coef, intercept = svm.coef_, svm.intercept_
     if k == 2:  # one decision value d for label 1: logits (-d/2, d/2) give the same softmax margin
