@@ -258,8 +258,12 @@ class AttentionDecoder(keras.layers.Layer):
         if "stop_after" not in memory:
             return None
         floor = self._written(tokens)
-        after = tf.gather(memory["stop_after"], tf.maximum(floor, 0), axis=1, batch_dims=1)  # (B, [T])
-        return tf.logical_and(floor >= 0, after)[..., None]
+        length = tf.shape(memory["stop_after"])[1]
+        # a position past the source comes only from a beam's impossible (-inf) candidates, when the
+        # beam is wider than what a short source allows: read a real one, never stop after it
+        inside = tf.logical_and(floor >= 0, floor < length)
+        after = tf.gather(memory["stop_after"], tf.clip_by_value(floor, 0, length - 1), axis=1, batch_dims=1)
+        return tf.logical_and(inside, after)[..., None]
 
     def _step_mask(self, tokens, memory):
         """An extractive pointer's attention mask for the steps whose inputs are ``tokens`` (B,) or

@@ -143,3 +143,20 @@ def test_the_exported_graph_writes_the_same_headlines(trained, tmp_path):
     assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
     for row, t in zip(out["hypotheses"].numpy(), want):
         assert [h.decode() for h in row][: len(t.hypotheses)] == [h for h, _ in t.hypotheses]
+
+
+def test_a_beam_wider_than_a_short_source_allows_decodes_it(trained, tmp_path):
+    """A one-word source at beam 6 has fewer possible steps than the beam is wide: the impossible
+    candidates point past the source, and decoding (eager and exported) still writes the word."""
+    from captioner.export.saved_model import export_saved_model
+
+    sentences = ["C", "b d", "B x e"]
+    want = trained.translate(sentences, beam_size=2)
+    got = trained.translate(sentences, beam_size=6)
+    assert [t.text for t in got] == [t.text for t in want] and got[0].text == "C"
+    wide = Seq2Seq.from_config({**trained.get_config(), "beam_size": 6})
+    wide.set_weights(trained.get_weights())
+    export_saved_model(wide, tmp_path / "wide")
+    loaded = tf.saved_model.load(str(tmp_path / "wide"))
+    out = loaded.translate(tf.constant(sentences))
+    assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in got]
