@@ -66,6 +66,13 @@ loaded = common.model_or_explain(SPEC, "to classify documents", kinds=("Document
 if loaded is None:
     st.stop()
 model, model_lock = loaded
+if getattr(model, "tfidf", False):  # what decides the label besides the attention drawn below
+    card = common.spec_card(SPEC).card
+    stacked = card is not None and (card.config or {}).get("tfidf_init") == "svm"
+    st.caption("Its label also adds a linear tf-idf branch over the post's terms (the whole text, as a tf-idf SVM "
+               "reads it)" + (": a linear SVM (scikit-learn's LinearSVC) fitted on the training posts and kept "
+                              "fixed, the network learning what it misses" if stacked else "")
+               + ". The shading below is the network's attention, not that branch's evidence.")
 
 text = (text or "").strip()
 if not text:

@@ -39,6 +39,7 @@ def test_classify_page_shows_label_and_both_attentions(app_env, monkeypatch, tin
     [doc] = _document_html(at)
     assert "First bike advice" in doc or "First" in doc  # the Subject is read as the first sentence
     assert doc.count("rgba(220,40,40,") >= 3 and "rgba(40,90,220," in doc
+    assert not [c.value for c in at.caption if "tf-idf branch" in c.value]  # a HAN alone: nothing else decides
     at.text_area(key="classify_text").set_value("   ").run()
     assert not at.exception and any("Type or paste" in i.value for i in at.info) and not _document_html(at)
 

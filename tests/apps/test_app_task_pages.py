@@ -473,3 +473,15 @@ def test_summarize_page_switches_to_the_news_category_model(bundled_env):
     result = list(at.session_state["summarize_results"].values())[-1]
     assert "paris" in result.source_tokens and result.attention.shape[1] == len(result.source_tokens)
     assert_model_card(at, "news_headlines.keras")
+# ----------------------------------------------------------------------------- Classify
+
+@needs("newsgroups_han.keras")
+def test_classify_page_on_the_bundled_han_says_what_decides_besides_the_attention(bundled_env):
+    """The bundled HAN is stacked on a LinearSVC (its card's --tfidf-init svm): the page says the
+    label adds that branch, and that the shading is the network's attention, not its evidence."""
+    at = open_page("task_pages/classify.py")
+    no_errors(at)
+    assert headings(at) == ["rec.motorcycles"]  # the page's own motorcycle example
+    said = [c.value for c in at.caption if "tf-idf branch" in c.value]
+    assert len(said) == 1 and "LinearSVC" in said[0] and "not that branch's evidence" in said[0], said
+    assert_model_card(at, "newsgroups_han.keras")
