@@ -185,7 +185,8 @@ class TranslatorModule(tf.Module):
         elif settings.get("split_elisions"):
             raise ValueError("the source tokenizer splits elisions, which the graph tokenizer does not do")
         else:
-            tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"])  # (B, None)
+            tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"],
+                                 numbers=settings.get("numbers", False))  # (B, None)
         tokens = tokens[:, : model.max_source_length]
         source_tokens = tokens.to_tensor(default_value="")  # (B, S)
         # at least one column: a batch of only empty sentences must not reduce over an empty axis
@@ -216,7 +217,8 @@ class TranslatorModule(tf.Module):
 
     def _cased_source(self, sentences, source_tokens, settings):
         """The source's words as written (B, S), cut and padded like the lower-cased `source_tokens`."""
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"])[:, : self._model.max_source_length]
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
+                            numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
         return cased.to_tensor(default_value="", shape=tf.shape(source_tokens))
 
     def _extract_texts(self, sentences, source_tokens, n_source, out_tokens, settings):

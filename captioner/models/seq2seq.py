@@ -54,7 +54,7 @@ KINDS = {
     "fixed": ("concat", False),
     "sutskever": ("none", False),
 }
-DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False}
+DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False, "numbers": False}
 POSITION = "@{}"  # an extractive model's target token that writes source word {}
 # words an extractive headline does not end on (closed-class English: articles, prepositions,
 # conjunctions, possessives, auxiliaries); nor does it end on a token without a letter or digit
@@ -114,7 +114,7 @@ def text_tokens(text: str, settings: dict | None = None) -> list[str]:
         return encode_pieces(text, s["spm"], lower=s["lower"])
     if s.get("chars"):
         return char_tokenize(text, lower=s["lower"])
-    tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"])
+    tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"], numbers=s["numbers"])
     if s["split_elisions"]:
         out = []
         for t in tokens:
@@ -263,12 +263,12 @@ class Translator(TextTaskModel, keras.Model):
             src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
         truecase = None if subword else self.target_tokenizer.get("truecase")
         if self.extractive:  # the source's words as written, when they split as the model's did
-            cased = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True))
-            cased = cased[: self.max_source_length]
+            cased = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True),
+                             numbers=self.source_tokenizer.get("numbers", False))[: self.max_source_length]
             extract_from = cased if [w.lower() for w in cased] == list(source_tokens) else list(source_tokens)
         if truecase:  # the source's words as written: a copied name keeps its capitals
-            cased_source = tokenize(source or "", lower=False,
-                                    keep_punct=self.source_tokenizer.get("keep_punct", True))[: self.max_source_length]
+            cased_source = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True),
+                                    numbers=self.source_tokenizer.get("numbers", False))[: self.max_source_length]
         hyps = []
         for k in range(out["tokens"].shape[1]):
             if not np.isfinite(out["scores"][b, k]):

@@ -16,6 +16,9 @@ Conventions, shared by :func:`tokenize` and :func:`tf_tokenize`:
   ``keep_punct=True`` keeps every such non-space character as a one-character token
   (``"..."`` becomes three ``"."`` tokens).
 - ``lower=True`` lower-cases with ``str.lower`` (``ß`` stays ``ß``; no case folding).
+- ``numbers=True`` also keeps a ``.`` or ``,`` between two digits inside the word, so a number
+  stays whole: ``$1.8bn`` is ``$``, ``1.8bn``; ``5.25%`` is ``5.25``, ``%``; ``45,000`` is one
+  token (without it: ``1``, ``.``, ``8bn``). ``U.S.`` still splits (no digits).
 
 Differences between :func:`tokenize` and :func:`tf_tokenize` (none for ASCII input):
 
@@ -23,7 +26,7 @@ Differences between :func:`tokenize` and :func:`tf_tokenize` (none for ASCII inp
   text written with decomposed accents (``e`` + U+0301) lower-cases and splits the same
   but yields different (decomposed) strings, which a vocabulary built from NFC text
   maps to ``<unk>``. Normalise such text before it reaches tf.data.
-- ``tf_tokenize`` treats the control characters U+0001 and U+0002 as spaces (it uses
+- ``tf_tokenize`` treats the control characters U+0001 to U+0004 as spaces (it uses
   them internally as markers); ``tokenize`` treats them as punctuation.
 """
 
@@ -41,6 +44,10 @@ _WORD_CHAR = r"[\p{L}\p{M}\p{N}]"
 _WORD = rf"{_WORD_CHAR}+(?:['\-]{_WORD_CHAR}+)*"
 _WORD_RE = regex.compile(_WORD)
 _WORD_OR_PUNCT_RE = regex.compile(rf"{_WORD}|[^\p{{L}}\p{{M}}\p{{N}}\s]")
+# numbers=True: a "." or "," between two digits is inside the word too ("1.8bn", "45,000")
+_NUMBER_WORD = rf"{_WORD_CHAR}+(?:(?:['\-]|(?<=\p{{N}})[.,](?=\p{{N}})){_WORD_CHAR}+)*"
+_NUMBER_WORD_RE = regex.compile(_NUMBER_WORD)
+_NUMBER_WORD_OR_PUNCT_RE = regex.compile(rf"{_NUMBER_WORD}|[^\p{{L}}\p{{M}}\p{{N}}\s]")
 _SPACE_RE = regex.compile(r"\s+")
 _GRAPHEME_RE = regex.compile(r"\X")
 
@@ -58,13 +65,14 @@ def _normalize(text: str, lower: bool) -> str:
     return text.lower() if lower else text
 
 
-def tokenize(text: str, lower: bool = True, keep_punct: bool = False) -> list[str]:
+def tokenize(text: str, lower: bool = True, keep_punct: bool = False, numbers: bool = False) -> list[str]:
     """Split ``text`` into word tokens (and punctuation tokens if ``keep_punct``).
 
     Args:
         text: any Unicode string.
         lower: lower-case first.
         keep_punct: keep each punctuation/symbol character as its own token.
+        numbers: keep a number whole ("1.8bn", "45,000": a "." or "," between two digits).
 
     Returns:
         The tokens, in order. ``tokenize("L'Afrique, c'est grand!")`` is
@@ -72,7 +80,10 @@ def tokenize(text: str, lower: bool = True, keep_punct: bool = False) -> list[st
         ``["l'afrique", ",", "c'est", "grand", "!"]``.
     """
     text = _normalize(text, lower)
-    pattern = _WORD_OR_PUNCT_RE if keep_punct else _WORD_RE
+    if numbers:
+        pattern = _NUMBER_WORD_OR_PUNCT_RE if keep_punct else _NUMBER_WORD_RE
+    else:
+        pattern = _WORD_OR_PUNCT_RE if keep_punct else _WORD_RE
     return pattern.findall(text)
 
 
@@ -144,7 +155,7 @@ def indefinite_article(word: str) -> str:
     return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
-def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
+def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False, numbers: bool = False):
     """tf.strings twin of :func:`tokenize`, usable inside ``tf.data`` and Keras graphs.
 
     Args:
@@ -166,7 +177,7 @@ def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
     # Pad with spaces so every word has a left and right neighbour.
     s = tf.strings.join([" ", s, " "])
     # Unicode spaces (RE2's \s is ASCII only) and our marker characters -> " ".
-    s = tf.strings.regex_replace(s, r"[\s\pZ\x0b\x85\x01\x02]", " ")
+    s = tf.strings.regex_replace(s, r"[\s\pZ\x0b\x85\x01\x02\x03\x04]", " ")
     # Protect inner apostrophes/hyphens (word char on both sides) with markers
     # \x01 and \x02. Matches cannot overlap, so "a-b-c" needs a second pass.
     inner = r"([\pL\pM\pN])(')([\pL\pM\pN])"
@@ -174,13 +185,19 @@ def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False):
     for _ in range(2):
         s = tf.strings.regex_replace(s, inner, "\\1\x01\\3")
         s = tf.strings.regex_replace(s, inner_h, "\\1\x02\\3")
+        if numbers:  # a "." or "," between two digits: markers \x03 and \x04 ("1,234,567": two passes)
+            s = tf.strings.regex_replace(s, r"(\pN)\.(\pN)", "\\1\x03\\2")
+            s = tf.strings.regex_replace(s, r"(\pN),(\pN)", "\\1\x04\\2")
     if keep_punct:
         # Every remaining non-word, non-space character becomes its own token.
-        s = tf.strings.regex_replace(s, r"([^\pL\pM\pN\s\x01\x02])", " \\1 ")
+        s = tf.strings.regex_replace(s, r"([^\pL\pM\pN\s\x01\x02\x03\x04])", " \\1 ")
     else:
-        s = tf.strings.regex_replace(s, r"[^\pL\pM\pN\s\x01\x02]+", " ")
+        s = tf.strings.regex_replace(s, r"[^\pL\pM\pN\s\x01\x02\x03\x04]+", " ")
     s = tf.strings.regex_replace(s, "\x01", "'")
     s = tf.strings.regex_replace(s, "\x02", "-")
+    if numbers:
+        s = tf.strings.regex_replace(s, "\x03", ".")
+        s = tf.strings.regex_replace(s, "\x04", ",")
     return tf.strings.split(s)
 
 

@@ -160,3 +160,20 @@ def test_a_beam_wider_than_a_short_source_allows_decodes_it(trained, tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / "wide"))
     out = loaded.translate(tf.constant(sentences))
     assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in got]
+
+
+def test_a_whole_numbers_tokenizer_writes_the_same_headlines_exported(trained, tmp_path):
+    """source_tokenizer {"numbers": True}: "1.5bn" is one source word in Python and in the graph."""
+    from captioner.export.saved_model import export_saved_model
+
+    whole = Seq2Seq.from_config({**trained.get_config(),
+                                 "source_tokenizer": {**trained.source_tokenizer, "numbers": True}})
+    whole.set_weights(trained.get_weights())
+    sentences = ["B 1.5bn C x", "c 45,000 D", "W 2.5 to B"]
+    assert whole.source_tokens(sentences[0]) == ["b", "1.5bn", "c", "x"]
+    want = whole.translate(sentences)
+    export_saved_model(whole, tmp_path / "numbers")
+    loaded = tf.saved_model.load(str(tmp_path / "numbers"))
+    out = loaded.translate(tf.constant(sentences))
+    assert [t.decode() for t in out["translation"].numpy()] == [t.text for t in want]
+    assert [t.decode() for t in out["source_tokens"].numpy()[0]][:4] == ["b", "1.5bn", "c", "x"]

@@ -90,6 +90,7 @@ TF_CASES = [
     "A child in a pink dress is climbing up a set of stairs in an entry way .",
     "L'Afrique, c'est grand!  Aujourd'hui -- t-shirt... 'quoted' don't",
     "a-b-c-d x--y -z z- 'a' _under_score_ 3.5 $10 e-mail's",
+    "Deccan's $1.8bn deal: rates 5.25%, 45,000 jobs, 1,234,567 U.S. a1.b2 1.-2 9. 3.5.6 1,5-2,5",
     "Straße ÉTÉ naïve Café",
     "नमस्ते दुनिया",
     "tab\tnew\nline\u00a0nbsp\u2009thin",
@@ -98,11 +99,20 @@ TF_CASES = [
 ]
 
 
+@pytest.mark.parametrize("numbers", [False, True])
 @pytest.mark.parametrize("keep_punct", [False, True])
 @pytest.mark.parametrize("text", TF_CASES)
-def test_tf_tokenize_matches_python(text, keep_punct):
-    got = [t.decode("utf-8") for t in tf_tokenize(text, keep_punct=keep_punct).numpy()]
-    assert got == tokenize(text, keep_punct=keep_punct)
+def test_tf_tokenize_matches_python(text, keep_punct, numbers):
+    got = [t.decode("utf-8") for t in tf_tokenize(text, keep_punct=keep_punct, numbers=numbers).numpy()]
+    assert got == tokenize(text, keep_punct=keep_punct, numbers=numbers)
+
+
+def test_numbers_stay_whole_only_with_digits_on_both_sides():
+    text = "A $1.8bn deal: 5.25%, 45,000 jobs in 2023, U.S. 9."
+    assert tokenize(text, keep_punct=True, numbers=True) == [
+        "a", "$", "1.8bn", "deal", ":", "5.25", "%", ",", "45,000", "jobs", "in", "2023", ",", "u", ".", "s", ".", "9", "."]
+    assert tokenize(text, keep_punct=True)[1:5] == ["$", "1", ".", "8bn"]  # the default is unchanged
+    assert detokenize(tokenize("a $1.8bn deal", keep_punct=True, numbers=True)) == "a $1.8bn deal"
 
 
 def test_tf_tokenize_batch_is_ragged():

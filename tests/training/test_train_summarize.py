@@ -87,12 +87,13 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
     assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(out), "--extractive",
                  "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "2",
                  "--batch-size", "8", "--max-source-length", "16", "--min-count", "1", "--beam-size", "2",
-                 "--seed", "3", "--align-verb-forms"]) == 0
+                 "--seed", "3", "--align-verb-forms", "--whole-numbers"]) == 0
     card = json.loads((out / "model.json").read_text())
-    assert card["config"]["align_verb_forms"]
+    assert card["config"]["align_verb_forms"] and card["config"]["source_tokenizer"] == {"numbers": True}
     assert card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
     model = keras.models.load_model(out / "model.keras")
     assert model.extractive and model.pointer
+    assert model.source_tokenizer["numbers"] and model.source_tokens("It cost $1.5bn.")[2:4] == ["$", "1.5bn"]
     sources = ["Evans has won the match of 1999, officials said on Monday.", "Walker spoke."]
     for source, got in zip(sources, model.translate(sources)):
         it = iter(source.replace(",", " ,").replace(".", " .").split())  # the words as written, in order

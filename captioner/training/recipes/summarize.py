@@ -65,6 +65,9 @@ class Config(Seq2SeqConfig):
     align_verb_forms: bool = option(False, help=(
         "--extractive: a headline word also aligns with another form of the same verb in the source (\"falls\" "
         "with \"fell\", \"unveils\" with \"unveiled\"; WordNet's morphology), so that more targets keep their verb"))
+    whole_numbers: bool = option(False, help=(
+        "the source and headline tokenizer keeps a number whole (\"$1.8bn\" reads \"$\", \"1.8bn\"; without it \"1\", "
+        "\".\", \"8bn\"), saved in the model's source tokenizer"))
     copy_argmax: bool = option(False, help=(
         "saved model: an <unk> copies the most attended source word, as the translator does (default: the most "
         "attended one not yet in the headline, so that an <unk> step whose attention stays on a word does not "
@@ -150,9 +153,10 @@ class Summarize(Seq2SeqRecipe):
                  for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
         train = train[: c.limit] if c.limit else train
         self.load_word_vectors()
-        self.src_tok, self.tgt_tok = {}, {}
-        src = [text_tokens(p.source)[: c.max_source_length] for p in train]
-        tgt = [text_tokens(p.target)[: c.max_target_length] for p in train]
+        self.src_tok = {"numbers": True} if c.whole_numbers else {}
+        self.tgt_tok = dict(self.src_tok)
+        src = [text_tokens(p.source, self.src_tok)[: c.max_source_length] for p in train]
+        tgt = [text_tokens(p.target, self.tgt_tok)[: c.max_target_length] for p in train]
         if c.extractive:  # the target: the source positions of the headline's words
             tgt = [self.extraction(s, t) for s, t in zip(src, tgt)]
         keep = [i for i in range(len(train)) if src[i] and tgt[i]]
