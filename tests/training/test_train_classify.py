@@ -140,8 +140,8 @@ def test_out_of_fold_logits_come_from_svms_that_did_not_fit_the_post_and_stand_f
                                tfidf=True, tfidf_terms=terms)
     x = {"document": np.zeros((len(texts), 6, 9), np.int32), **model.encode_terms(texts)}
     model.fit_idf(x)
-    oof = out_of_fold_svm_logits(model, x, labels, folds=3, seed=7)
     features = branch_features(model, x)
+    oof = out_of_fold_svm_logits(features, labels, len(topics), folds=3, seed=7)
     for fit_idx, held_idx in StratifiedKFold(3, shuffle=True, random_state=7).split(texts, labels):
         svm = LinearSVC(random_state=0).fit(features[fit_idx], labels[fit_idx])
         np.testing.assert_allclose(oof[held_idx], svm.decision_function(features[held_idx]), atol=1e-5)
@@ -162,3 +162,17 @@ def test_the_logit_gain_is_the_temperature_that_minimizes_cross_entropy():
     labels = np.array([rng.choice(4, p=np.exp(3 * r) / np.exp(3 * r).sum()) for r in logits])  # drawn at gain 3
     assert abs(logit_gain(logits, labels) - 3) < 0.6
     assert logit_gain(logits, labels) == logit_gain(logits, labels) and logit_gain(-logits, labels) < 0.1
+
+
+def test_svm_logits_cover_every_label_for_a_binary_svm_and_a_missing_label():
+    import numpy as np
+    from sklearn.svm import LinearSVC
+
+    from captioner.training.recipes.classify import svm_logits
+
+    x = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    svm = LinearSVC(random_state=0).fit(x, [0, 0, 2, 2])  # labels 0 and 2 of three: label 1 never fitted
+    logits = svm_logits(svm, x, 3)
+    d = svm.decision_function(x)
+    np.testing.assert_allclose(logits, np.stack([-d / 2, -np.ones(4), d / 2], 1))
+    assert list(logits.argmax(1)) == [0, 0, 2, 2]

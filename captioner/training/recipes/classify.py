@@ -192,11 +192,12 @@ class Classify(ClassifierRecipe):
             model.fit_idf(self.train_xy[0])
         c = self.cfg
         if model.tfidf and c.tfidf_init == "svm" and (state is None or c.freeze_tfidf):  # idf fitted or restored
-            oof = out_of_fold_svm_logits(model, *self.train_xy, c.tfidf_folds, c.seed)
-            gain = logit_gain(oof, self.train_xy[1])
+            features, labels = branch_features(model, self.train_xy[0]), self.train_xy[1]
+            oof = out_of_fold_svm_logits(features, labels, len(model.labels), c.tfidf_folds, c.seed)
+            gain = logit_gain(oof, labels)
             if state is None:
-                self.branch_fit = {**fit_branch_svm(model, *self.train_xy, gain=gain), "folds": c.tfidf_folds,
-                                   "out_of_fold_accuracy": round(100 * float((oof.argmax(1) == self.train_xy[1]).mean()), 2)}
+                self.branch_fit = {**fit_branch_svm(model, features, labels, gain=gain), "folds": c.tfidf_folds,
+                                   "out_of_fold_accuracy": round(100 * float((oof.argmax(1) == labels).mean()), 2)}
             if c.freeze_tfidf:
                 self.train_xy[0]["branch_logits"] = (gain * oof).astype("float32")
         if state is None and self.vectors is not None:  # fresh run: pretrained word vectors
@@ -256,28 +257,27 @@ def logit_gain(logits, labels):
     return float(minimize_scalar(loss, bounds=(1e-3, 1e3), method="bounded").x)
 
 
-def fit_branch_svm(model, inputs, labels, c=1.0, gain=1.0):
+def fit_branch_svm(model, features, labels, c=1.0, gain=1.0):
     """Set the tf-idf branch to a LinearSVC (one-vs-rest, squared hinge, scikit-learn's defaults)
-    fitted on its own train features: its logits are then the SVM's decision values times
-    ``gain`` (the branch reads features scaled by ``tfidf_scale``, so the kernel is the SVM's
-    coefficients over it). Returns what was fitted, for the card."""
+    fitted on its train ``features`` (`branch_features`): its logits are then the SVM's decision
+    values times ``gain`` (the branch reads features scaled by ``tfidf_scale``, so the kernel is
+    the SVM's coefficients over it). Returns what was fitted, for the card."""
     import time
 
     import numpy as np
     from sklearn.svm import LinearSVC
 
     t0 = time.perf_counter()
-    features = branch_features(model, inputs)
     labels = np.asarray(labels)
     k = len(model.labels)
-    if set(np.unique(labels)) != set(range(k)):
+    missing = sorted(set(range(k)) - set(labels.tolist()))
+    if missing:
         from captioner.errors import InputError
 
-        missing = sorted(set(range(k)) - set(labels.tolist()))
         raise InputError(f"--tfidf-init svm needs train documents of every label; labels {missing} have none")
     svm = LinearSVC(C=c, random_state=0).fit(features, labels)  # its dual solver shuffles
     coef, intercept = svm.coef_, svm.intercept_
-    if k == 2:  # one decision value d for label 1: logits (-d/2, d/2) give the same softmax margin
+    if k == 2:  # one decision value d for label 1: logits (-d/2, d/2), as `svm_logits` writes them
         coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2
     model.sparse_classifier.kernel.assign((gain * coef.T / model.tfidf_scale).astype(np.float32))
     model.sparse_classifier.bias.assign((gain * intercept).astype(np.float32))
@@ -286,31 +286,37 @@ def fit_branch_svm(model, inputs, labels, c=1.0, gain=1.0):
             "features": int(features.shape[1]), "fit_s": round(time.perf_counter() - t0, 1)}
 
 
-def out_of_fold_svm_logits(model, inputs, labels, folds=5, seed=1, c=1.0):
-    """(N, K) float32: each train document's decision values from the LinearSVC that
-    `fit_branch_svm` fits, but fitted on the other ``folds`` - 1 folds (label-stratified). A frozen
-    branch's own logits on its train posts are in-sample (it fits them: 99.9% of 20 Newsgroups
-    train); a HAN trained beside those learns to distrust it and to overfit what is left. Beside
-    out-of-fold logits it learns what the SVM misses on posts it has not seen (stacked
-    generalization, Wolpert 1992), which is what it meets at test time."""
+def svm_logits(svm, features, k):
+    """A fitted LinearSVC's decision values as (N, k) logits over all k labels: a binary SVM's
+    one value d as (-d/2, d/2); a label it was not fitted on gets -1 ("not this")."""
+    import numpy as np
+
+    scores = np.full((features.shape[0], k), -1.0)
+    d = svm.decision_function(features)
+    if d.ndim == 1:  # two labels fitted
+        scores[:, svm.classes_[0]], scores[:, svm.classes_[1]] = -d / 2, d / 2
+    else:
+        scores[:, svm.classes_] = d
+    return scores
+
+
+def out_of_fold_svm_logits(features, labels, k, folds=5, seed=1, c=1.0):
+    """(N, k) float32: each train document's logits from the LinearSVC that `fit_branch_svm`
+    fits, but fitted on the other ``folds`` - 1 folds (label-stratified). A frozen branch's own
+    logits on its train posts are in-sample (it fits them: 99.9% of 20 Newsgroups train); a HAN
+    trained beside those learns to distrust it and to overfit what is left. Beside out-of-fold
+    logits it learns what the SVM misses on posts it has not seen (stacked generalization, Wolpert
+    1992), which is what it meets at test time."""
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
 
-    features, labels = branch_features(model, inputs), np.asarray(labels)
-    k = len(model.labels)
+    labels = np.asarray(labels)
     out = np.zeros((len(labels), k), np.float32)
     split = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for fit_idx, held_idx in split.split(np.zeros(len(labels)), labels):
         svm = LinearSVC(C=c, random_state=0).fit(features[fit_idx], labels[fit_idx])
-        scores = np.zeros((len(held_idx), k))
-        if k == 2:  # as fit_branch_svm writes a binary SVM's logits
-            d = svm.decision_function(features[held_idx]) if len(svm.classes_) == 2 else 0.0
-            scores[:, 0], scores[:, 1] = -d / 2, d / 2
-        else:
-            scores[:] = -1.0  # a label the fit folds lack: a decision value of "not this"
-            scores[:, svm.classes_] = svm.decision_function(features[held_idx])
-        out[held_idx] = scores
+        out[held_idx] = svm_logits(svm, features[held_idx], k)
     return out
 
 
