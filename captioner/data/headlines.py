@@ -186,7 +186,7 @@ def verb_forms(wordnet):
         low = token.lower()
         forms = {_word_key(token)}
         if low.isalpha() and len(low) > 2:
-            forms.update(wordnet._morphy(low, "v"))
+            forms.update(wordnet._morphy(low, "v"))  # every base form: the public morphy() gives the first ("fell")
         return frozenset(forms)
 
     return keys
