@@ -198,12 +198,9 @@ def aligned_positions(source_tokens, headline_tokens, keys=None) -> tuple[list[i
     the headline words that could be aligned). The positions are a deletion-based compression of
     the source (Filippova et al. 2015): its words there, in order, are the part of the headline
     the source holds. With ``keys`` (`verb_forms`), two words align when their key sets meet."""
-    if keys is None:
-        src = [{_word_key(t)} for t in source_tokens]
-        head = [{_word_key(t)} for t in headline_tokens if any(ch.isalnum() for ch in t)]
-    else:
-        src = [keys(t) for t in source_tokens]
-        head = [keys(t) for t in headline_tokens if any(ch.isalnum() for ch in t)]
+    keys = keys or (lambda t: {_word_key(t)})
+    src = [keys(t) for t in source_tokens]
+    head = [keys(t) for t in headline_tokens if any(ch.isalnum() for ch in t)]
     n, m = len(head), len(src)
     best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: LCS of head[i:] and src[j:]
     for i in range(n - 1, -1, -1):

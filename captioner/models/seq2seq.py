@@ -262,13 +262,12 @@ class Translator(TextTaskModel, keras.Model):
             src_groups = word_groups(source_tokens) if self.source_tokenizer.get("spm") else [[i] for i in range(n_src)]
             src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
         truecase = None if subword else self.target_tokenizer.get("truecase")
-        if self.extractive:  # the source's words as written, when they split as the model's did
-            cased = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True),
-                             numbers=self.source_tokenizer.get("numbers", False))[: self.max_source_length]
-            extract_from = cased if [w.lower() for w in cased] == list(source_tokens) else list(source_tokens)
-        if truecase:  # the source's words as written: a copied name keeps its capitals
+        if self.extractive or truecase:  # the source's words as written (a copied name keeps its capitals)
             cased_source = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True),
                                     numbers=self.source_tokenizer.get("numbers", False))[: self.max_source_length]
+        if self.extractive:  # ... when they split as the model's words did
+            extract_from = (cased_source if [w.lower() for w in cased_source] == list(source_tokens)
+                            else list(source_tokens))
         hyps = []
         for k in range(out["tokens"].shape[1]):
             if not np.isfinite(out["scores"][b, k]):
