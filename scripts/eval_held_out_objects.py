@@ -86,11 +86,22 @@ def f1_scores(references, predictions, held_out=None):
     return out, round(float(np.mean([v["f1"] for v in out.values()])), 1)
 
 
-def learn_words(model, train, features, strength, held_out):
+def scaled_regions(model, paths, scales, chunk):
+    """[[(b, R_s, C) per scale] per chunk of `paths`]: the photos read as the captioner reads them
+    (`load_pixels`), the backbone run on them enlarged to each of `scales` (`scaled_regions`)."""
+    from tqdm import tqdm
+
+    desc = f"backbone at {scales} px" if scales else "photos read"
+    for start in tqdm(range(0, len(paths), chunk), desc=desc, unit="batch", file=sys.stderr):
+        pixels = np.stack([model.load_pixels(p) for p in paths[start:start + chunk]])
+        yield pixels, [model.scaled_regions(pixels, size) for size in scales]
+
+
+def learn_words(model, train, features, strength, held_out, scales=()):
     """`fit_words` of the held-out objects' words on every training photo (the left-out ones as image
-    labels only): the tagger settings."""
+    labels only): the tagger settings. scales: also the backbone's regions at these input sides."""
     from captioner.features.store import FeatureStore
-    from captioner.tagging.learned_words import fit_words, region_features
+    from captioner.tagging.learned_words import fit_words, word_features
     from captioner.tagging.object_tagger import imagenet_head
     from captioner.text import tokenize
 
@@ -99,12 +110,15 @@ def learn_words(model, train, features, strength, held_out):
     labels = np.array([[any(set(tokenize(c)) & set(words) for c in train.captions[p]) for words in held_out.values()]
                        for p in paths])
     parts = []
+    scaled = scaled_regions(model, paths, scales, 250) if scales else None
     with FeatureStore(features) as store:
         for start in range(0, len(paths), 250):
             grid = store.load([os.path.basename(p) for p in paths[start:start + 250]], grid=True, pooled=False)["grid"]
             grid = np.asarray(grid, np.float32)
-            parts.append(region_features(kernel, bias, grid.reshape(len(grid), -1, grid.shape[-1])))
-    learned = fit_words(np.concatenate(parts), labels, list(held_out), model.vocabulary, strength=strength)
+            parts.append(word_features(kernel, bias, grid.reshape(len(grid), -1, grid.shape[-1]),
+                                       scaled=next(scaled)[1] if scaled else ()))
+    learned = fit_words(np.concatenate(parts), labels, list(held_out), model.vocabulary, strength=strength,
+                        scales=scales)
     print("learned words (5-fold F1 on the training photos):",
           json.dumps({w: r["cv_f1"] for w, r in learned["fitted_learned"]["words"].items()}), file=sys.stderr)
     return learned
@@ -127,6 +141,9 @@ def main(argv=None):
     parser.add_argument("--learn-words", action="store_true",
                         help="also learn the held-out words from the training photos' image-level labels")
     parser.add_argument("--strength", type=float, default=0.002, help="--learn-words: inverse L2 strength")
+    parser.add_argument("--scales", type=int, nargs="+", default=[], metavar="PX",
+                        help="--learn-words: also read each photo enlarged to these input sides (the photos are "
+                             "read from --flickr8k's Images for it)")
     parser.add_argument("--transfer", metavar="VECTORS",
                         help="first give the held-out words weights mapped from these word vectors (e.g. "
                              "glove-6b-50d: DCC's transfer, `CaptionDecoderModel.transfer_word_weights`)")
@@ -179,7 +196,7 @@ def main(argv=None):
                 ("tags as constraints, one within 3 words", {"search": "constrained", "deadline": 3})]
     learned = None
     if args.learn_words:
-        learned = learn_words(model, train, args.features, args.strength, held_out)
+        learned = learn_words(model, train, args.features, args.strength, held_out, args.scales)
         everything = sorted(c["synset"] for c in imagenet_classes())
         settings += [("learned words as constraints (ImageNet tags off)",
                       {"search": "constrained", "deadline": 0, **learned, "known": everything}),
@@ -192,12 +209,15 @@ def main(argv=None):
                "known_rule": args.known, "dev_photos": len(dev.image_paths), "threshold": args.threshold, "runs": {},
                "examples": {}}
     known_named = model.tagger_config["known"]
+    dev_pixels = (np.concatenate([px for px, _ in scaled_regions(model, list(dev.image_paths), [], 250)])
+                  if args.scales and args.learn_words else None)  # the learned words read them enlarged
     for name, setting in settings:
         if setting:
             model.set_tagger(**{"known": known_named, **setting})
         decoded, texts = {}, {}
         for start in range(0, len(dev_grid), 32):
-            out = model.generate_from_features(dev_grid[start:start + 32], objects=setting is not None)
+            out = model.generate_from_features(dev_grid[start:start + 32], objects=setting is not None,
+                                               pixels=None if dev_pixels is None else dev_pixels[start:start + 32])
             for path, cap in zip(dev.image_paths[start:start + 32], model.decode_outputs(out)):
                 decoded[path], texts[path] = cap.tokens, cap.text
         per_object, mean_f1 = f1_scores(references, decoded, held_out)

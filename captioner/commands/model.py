@@ -178,6 +178,9 @@ def _add_tagger_tools(tools, description):
                    "captions name a word is a photo of it")
     w.add_argument("--search", choices=("bonus", "constrained"), help="also set the tagger's search")
     w.add_argument("--strength", type=float, default=0.002, help="inverse L2 strength of the regressions")
+    w.add_argument("--scales", type=int, nargs="+", default=[], metavar="PX",
+                   help="also read each photo enlarged to these input sides (e.g. 390: 13x13 cells, where small "
+                        "objects fill a cell; tagging then runs the backbone once more per scale)")
     w.add_argument("--batch-size", type=int, default=32)
     w.set_defaults(func=run_learn_words)
 
@@ -572,7 +575,7 @@ def run_learn_words(args):
 
     extra, words, used, skipped = learn_words(args.model, args.words, args.negatives, args.image_dir,
                                               captions=args.captions, search=args.search, strength=args.strength,
-                                              batch_size=args.batch_size)
+                                              batch_size=args.batch_size, scales=args.scales)
     ModelCard.record_step(args.model, "captioner", ["model", "learn-words", *_argv_after(args, "learn-words")],
                           extra=extra)
     for word, r in words.items():

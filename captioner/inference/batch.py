@@ -451,7 +451,7 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
                     for j, i in enumerate(ok):
                         pixels[j] = decoded[i][0]
                     features = encoder.submit(model.encode, pixels)
-                encoding.append((batch, decoded, ok, features))
+                encoding.append((batch, decoded, ok, features, pixels if ok else None))
 
             for batch in batches[:prefetch]:
                 submit(batch)
@@ -459,11 +459,11 @@ def _run(todo, model, sink, report, *, beam_size, alpha, max_length, batch_size,
             while pending or encoding:
                 while pending and len(encoding) < 2:  # the next batch's backbone runs meanwhile
                     encode_next()
-                batch, decoded, ok, features = encoding.popleft()
+                batch, decoded, ok, features, pixels = encoding.popleft()
                 captions = {}
                 if ok:
                     out = model.generate_from_features(features.result(), beam_size, alpha, max_length,
-                                                       objects=use_objects)
+                                                       objects=use_objects, pixels=pixels)
                     out = {k: v[:len(ok)] for k, v in out.items()}
                     captions = dict(zip(ok, model.decode_outputs(out)))
                 figures = {}

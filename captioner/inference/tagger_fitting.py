@@ -144,15 +144,20 @@ def fit_tagger(model_path, images, image_dir, features=None, min_images=3, bonus
 
 
 def learn_words(model_path, words_dir, negatives, image_dir, captions=None, search=None, strength=0.002,
-                batch_size=32):
+                batch_size=32, scales=()):
     """Teach the image captioner `model_path` the words of `words_dir`'s folders; -> (card record,
-    {word: {photos, cv_f1, cutoff}}, photos used, [(path, error)] skipped)."""
+    {word: {photos, cv_f1, cutoff}}, photos used, [(path, error)] skipped). scales: larger input sides
+    (px) whose backbone regions the words also read (`learned_words.word_features`)."""
     from captioner.features.images import list_images
-    from captioner.tagging.learned_words import fit_words, region_features
+    from captioner.tagging.learned_words import check_scales, fit_words, word_features
     from captioner.tagging.object_tagger import imagenet_head
 
     if strength <= 0 or batch_size < 1:
         raise InputError("--strength > 0 and --batch-size >= 1")
+    try:
+        scales = check_scales(scales)
+    except ValueError as exc:
+        raise InputError(f"--scales: {exc}") from None
     if not os.path.isdir(words_dir):
         raise InputError(f"--words {words_dir}: not a folder")
     words = sorted(d for d in os.listdir(words_dir) if os.path.isdir(os.path.join(words_dir, d)))
@@ -170,8 +175,14 @@ def learn_words(model_path, words_dir, negatives, image_dir, captions=None, sear
         raise InputError(f"{words_dir}: no photos in the folders {empty}")
     paths = [p for w in words for p in positives[w]] + negative_paths
     kernel, bias = imagenet_head(model.backbone.name)
-    out, kept, skipped = model.encode_files(paths, batch_size, reduce=lambda f: region_features(kernel, bias, f))
-    features = np.concatenate(out) if out else np.zeros((0, kernel.shape[0] + kernel.shape[1]), np.float32)
+
+    def encode(pixels):
+        scaled = [model.scaled_regions(pixels, size) for size in scales]
+        return word_features(kernel, bias, np.asarray(model.encode(pixels)), scaled=scaled)
+
+    out, kept, skipped = model.encode_files(paths, batch_size, encode=encode)
+    width = (kernel.shape[0] + kernel.shape[1]) * (1 + len(scales))
+    features = np.concatenate(out) if out else np.zeros((0, width), np.float32)
     named = {}
     if captions:
         from captioner.data.flickr8k import read_flickr8k_captions
@@ -184,12 +195,13 @@ def learn_words(model_path, words_dir, negatives, image_dir, captions=None, sear
     folder_of = {p: w for w in words for p in positives[w]}
     labels = np.array([[folder_of.get(p) == w or w in named.get(p, ()) for w in words] for p in kept])
     try:
-        settings = fit_words(features, labels, words, model.vocabulary, strength=strength)
+        settings = fit_words(features, labels, words, model.vocabulary, strength=strength, scales=scales)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     model.set_tagger(**settings, **({"search": search} if search else {}))
     storage = _save(model, model_path)
     report = settings["fitted_learned"]
     record = {"learned_words": {"words": report["words"], "photos": report["photos"], "strength": strength,
-                                "skipped_photos": len(skipped)}, "storage": storage}
+                                **({"scales": scales} if scales else {}), "skipped_photos": len(skipped)},
+              "storage": storage}
     return record, report["words"], len(kept), skipped

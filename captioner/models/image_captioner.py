@@ -65,18 +65,20 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         previous one."""
         return self._encode_fn(tf.convert_to_tensor(pixels))
 
-    def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None, objects=False):
+    def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None, objects=False,
+                               pixels=None):
         """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays.
 
         objects=True: the backbone's ImageNet head tags each image (`object_tagger`), confident
         tags of novel classes steer the search (a bonus, or constraints: the tagger's `search`),
-        and the output gains "objects": [[Tag]] per image."""
+        and the output gains "objects": [[Tag]] per image. pixels: the batch `features` was encoded
+        from, which learned words read at their larger input sizes (needed only then)."""
         tags, steering = None, {}
         if objects:
             features_np = np.asarray(features)
             grid = features_np.ndim == 3
             tags, steering = self.tag_objects(features_np.mean(axis=1) if grid else features_np,
-                                              features_np if grid else None)
+                                              features_np if grid else None, pixels=pixels)
         options = self.search_options(beam_size, alpha, max_length)
         out = self.steered_search(lambda f, **kw: self.decoder.generate(f, *options, **kw), (features,), steering)
         if tags is not None:
@@ -93,9 +95,9 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         images = list(images)
         results = []
         for start in range(0, len(images), batch_size):
-            batch = [self.load_pixels(img) for img in images[start:start + batch_size]]
-            out = self.generate_from_features(self.encode(np.stack(batch)), beam_size, alpha, max_length,
-                                              objects=objects and self.can_tag_objects)
+            batch = np.stack([self.load_pixels(img) for img in images[start:start + batch_size]])
+            out = self.generate_from_features(self.encode(batch), beam_size, alpha, max_length,
+                                              objects=objects and self.can_tag_objects, pixels=batch)
             results.extend(self.decode_outputs(out))
         return results
 

@@ -149,15 +149,16 @@ class PixelModel(keras.Model):
             return image.astype(np.uint8) if image.dtype != np.uint8 else image
         return load_image(as_image_source(image), size=(h, w))
 
-    def encode_files(self, paths, batch_size=32, reduce=None, desc="backbone"):
+    def encode_files(self, paths, batch_size=32, reduce=None, desc="backbone", encode=None):
         """The backbone run over image files in batches, with a progress bar: ([reduce(features) of each
         batch] (the `encode` output, a numpy array; reduce None keeps it), the paths read, [(path, error)]
-        of the files that could not be read: each skipped and named on stderr, never the run)."""
+        of the files that could not be read: each skipped and named on stderr, never the run).
+        encode: pixels (B, H, W, 3) -> features instead of the model's own `encode`."""
         import sys
 
         from tqdm import tqdm
 
-        encode = getattr(self, "encode", None) or self.features
+        encode = encode or getattr(self, "encode", None) or self.features
         out, kept, skipped = [], [], []
         for start in tqdm(range(0, len(paths), batch_size), desc=desc, unit="batch", file=sys.stderr):
             pixels = []
@@ -234,13 +235,37 @@ class PixelModel(keras.Model):
 
         return self.backbone.name in VARIANTS
 
-    def tag_objects(self, pooled, regions=None, mask=None):
+    def tag_objects(self, pooled, regions=None, mask=None, pixels=None):
         """Pooled backbone features (B, C) (the head's input; the mean of `regions` (B, R, C), the grid
         cells or frames, mask (B, R), which the tagger's learned words look at) -> (tags [[Tag]], the
-        search inputs that steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {})."""
+        search inputs that steer the caption: {"token_bonus"}, {"constraints", "constraint_deadline"} or {}).
+        pixels (B, H, W, 3): the input photos, which learned words with `learned_scales` also read
+        enlarged (`scaled_regions`); an InputError when they need them and have none."""
         tagger = self.object_tagger()
-        tags = tagger.tag(np.asarray(pooled), regions, mask)
+        scaled = []
+        if tagger.learned_scales:
+            if pixels is None:
+                from captioner.errors import InputError
+
+                raise InputError(f"this {type(self).__name__}'s learned words {tagger.learned_words} also read the "
+                                 f"photo at {tagger.learned_scales} px: tagging needs its pixels")
+            scaled = [self.scaled_regions(pixels, size) for size in tagger.learned_scales]
+        tags = tagger.tag(np.asarray(pooled), regions, mask, scaled)
         return tags, tagger.search_inputs(tags)
+
+    def scaled_regions(self, pixels, size):
+        """pixels (B, H, W, 3) 0..255 (the model's input) -> float32 (B, R, C): the backbone's grid cells
+        with the photo resized (bilinear) to size x size; the backbone's copy at that input size is
+        built once (same weights, never saved)."""
+        copies = self.__dict__.setdefault("_scaled_backbones", {})
+        if size not in copies:
+            model = features_only(self.backbone)
+            copy = keras.models.clone_model(model, input_tensors=keras.Input((size, size, 3), name="pixels"))
+            copy.set_weights(model.get_weights())
+            copies[size] = tf.function(lambda x, m=copy: m(x, training=False)["grid"], reduce_retracing=True)
+        x = tf.image.resize(tf.cast(tf.convert_to_tensor(pixels), tf.float32), (size, size), method="bilinear")
+        grid = np.asarray(copies[size](x), np.float32)
+        return grid.reshape(len(grid), -1, grid.shape[-1])
 
 
 def steered_rows(steering):

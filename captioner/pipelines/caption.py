@@ -263,7 +263,7 @@ class ImageCaptionerModelHandler(ModelHandler):
             pixels = np.stack([decoded[i][0] for i in ok])  # (images, h, w, 3) uint8
             use_objects = self.objects and model.can_tag_objects
             out = model.generate_from_features(model.encode(pixels), self.beam_size, self.alpha, self.max_length,
-                                               objects=use_objects)
+                                               objects=use_objects, pixels=pixels)
             for i, cap in zip(ok, model.decode_outputs(out)):
                 rows[i] = caption_row(batch[i][0], cap)
         self._progress(len(batch))

@@ -148,13 +148,13 @@ def caption_stages(model):
     (one batch's backbone overlaps the previous batch's search).
 
     encode: items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [(settings, indices,
-    features)], one group per setting; search: that -> [Caption] in item order."""
+    pixels, features)], one group per setting; search: that -> [Caption] in item order."""
     def encode(items):
         groups = {}
         for i, (_, settings) in enumerate(items):
             groups.setdefault(settings, []).append(i)
-        encoded = [(settings, idx, model.encode(np.stack([items[i][0] for i in idx])))  # (b, regions, d)
-                   for settings, idx in groups.items()]
+        encoded = [(settings, idx, np.stack([items[i][0] for i in idx])) for settings, idx in groups.items()]
+        encoded = [(settings, idx, pixels, model.encode(pixels)) for settings, idx, pixels in encoded]  # (b, regions, d)
         return len(items), encoded
 
     objects = getattr(model, "can_tag_objects", False)  # object tags as `captioner caption` (captioner.tagging)
@@ -162,8 +162,8 @@ def caption_stages(model):
     def search(state):
         count, encoded = state
         results = [None] * count
-        for settings, idx, features in encoded:
-            out = model.generate_from_features(features, *settings, objects=objects)
+        for settings, idx, pixels, features in encoded:
+            out = model.generate_from_features(features, *settings, objects=objects, pixels=pixels)
             for i, caption in zip(idx, model.decode_outputs(out)):
                 results[i] = caption
         return results

@@ -157,6 +157,8 @@ class ObjectTagger:
             a logistic regression per word on `region_features`); a photo it says yes to (probability
             >= `threshold`) is tagged with the word, which steers whether or not the photo is familiar
             (the words were taught because the captioner does not say them).
+        learned_scales: the larger input sides (px) whose backbone regions the learned words also
+            read (`learned_words.word_features`); tagging then needs them (`tag`'s ``scaled``).
     """
 
     SEARCHES = ("bonus", "constrained")
@@ -168,7 +170,7 @@ class ObjectTagger:
     def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
                  known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
                  familiar_test="centroids", own_names=False, describe="sentence", medium="photo", learned_words=(),
-                 learned_weights=None, **fitted):
+                 learned_weights=None, learned_scales=(), **fitted):
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -206,6 +208,9 @@ class ObjectTagger:
         self._known = self.class_to_word >= 0  # classes that map to a word
         self.learned_words = [str(w) for w in learned_words]
         self.learned_weights = learned_weights
+        from captioner.tagging.learned_words import check_scales
+
+        self.learned_scales = check_scales(learned_scales) if self.learned_words else []
         self._learned = None
         self._naming = {}  # synset -> naming_words, for covered_by_learned
         if self.learned_words:
@@ -216,8 +221,8 @@ class ObjectTagger:
             missing = [w for w in self.learned_words if w not in vocabulary]
             if missing:
                 raise ValueError(f"ObjectTagger: learned words {missing} are not in the vocabulary")
-            self._learned = decode_weights(learned_weights, self.kernel.shape[0] + self.kernel.shape[1],
-                                           len(self.learned_words))
+            self._learned = decode_weights(learned_weights, (self.kernel.shape[0] + self.kernel.shape[1])
+                                           * (1 + len(self.learned_scales)), len(self.learned_words))
 
     def probabilities(self, pooled):
         """pooled (B, 1280) -> class probabilities (B, 1000)."""
@@ -234,15 +239,16 @@ class ObjectTagger:
             return None
         return familiarity(self._centroids, pooled, self.familiar_test)
 
-    def tag(self, pooled, regions=None, mask=None):
+    def tag(self, pooled, regions=None, mask=None, scaled=()):
         """pooled (B, C) -> per image, [Tag] (`tags` of `probabilities`, and the `learned_tags` of
         `regions` (B, R, C): the grid cells or frames pooled was the mean of; None: pooled alone, one
-        region), each marked `familiar_photo` when the photo is as close to the training photos as
-        `familiar_threshold` asks."""
+        region; and of ``scaled``, the regions at each of `learned_scales`), each marked
+        `familiar_photo` when the photo is as close to the training photos as `familiar_threshold` asks."""
         tags = self.tags(self.probabilities(pooled))
         if self._learned is not None:
+            own_tags = self.learned_tags(pooled if regions is None else regions, mask, scaled)
             tags = [sorted(own + [t for t in image_tags if not self.covered_by_learned(t)], key=lambda t: -t.probability)
-                    for own, image_tags in zip(self.learned_tags(pooled if regions is None else regions, mask), tags)]
+                    for own, image_tags in zip(own_tags, tags)]
         familiarity = self.familiarity(pooled)
         if familiarity is not None and self.familiar_threshold is not None:
             for image_tags, value in zip(tags, familiarity):
@@ -277,12 +283,16 @@ class ObjectTagger:
             self._naming[tag.synset] = naming_words(tag.synset, self.vocabulary)
         return bool(self._naming[tag.synset] & set(self.learned_words))
 
-    def learned_tags(self, regions, mask=None):
-        """regions (B, R, C) or (B, C) -> per image, a `Tag` of each learned word at least
-        `min_probability` probable (most probable first)."""
-        from captioner.tagging.learned_words import probabilities, region_features
+    def learned_tags(self, regions, mask=None, scaled=()):
+        """regions (B, R, C) or (B, C) (and ``scaled``: [(B, R_s, C)], the regions at each of
+        `learned_scales`) -> per image, a `Tag` of each learned word at least `min_probability`
+        probable (most probable first)."""
+        from captioner.tagging.learned_words import probabilities, word_features
 
-        p = probabilities(self._learned, region_features(self.kernel, self.bias, regions, mask))
+        if len(scaled) != len(self.learned_scales):
+            raise ValueError(f"ObjectTagger: the learned words read the photo at {self.learned_scales} px too; "
+                             f"got regions at {len(scaled)} larger sizes (pass the pixels: `tag_objects(..., pixels=)`)")
+        p = probabilities(self._learned, word_features(self.kernel, self.bias, regions, mask, scaled))
         return [[Tag(self.learned_words[j], float(row[j]), self.learned_words[j], "", float(row[j]), learned=True)
                  for j in np.argsort(-row, kind="stable") if row[j] >= self.min_probability] for row in p]
 
@@ -359,6 +369,7 @@ class ObjectTagger:
                 **({"familiar_test": self.familiar_test} if self.familiar and self.familiar_test != "centroids" else {}),
                 **({"learned_words": self.learned_words, "learned_weights": self.learned_weights}
                    if self.learned_words else {}),
+                **({"learned_scales": self.learned_scales} if self.learned_scales else {}),
                 **self.fitted}
 
 

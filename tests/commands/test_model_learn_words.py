@@ -84,3 +84,42 @@ def test_a_word_outside_the_vocabulary_is_named(setup, capsys):
             "--negatives", str(setup / "train.txt"), "--image-dir", str(setup / "train")]
     assert main(["model", "learn-words", *args]) != 0
     assert "['guitar'] are not in" in capsys.readouterr().err
+
+
+def test_words_learned_at_a_larger_scale_read_the_enlarged_photo_on_every_path(setup, capsys):
+    """--scales: the words also read each photo enlarged; the saved model computes the same features
+    wherever it tags (its caption method, the batch CLI), and a caller without pixels is told why."""
+    from captioner.errors import InputError
+
+    args = ["--model", str(setup / "captioner.keras"), "--words", str(setup / "words"),
+            "--negatives", str(setup / "train.txt"), "--image-dir", str(setup / "train"),
+            "--captions", str(setup / "captions.txt"), "--search", "constrained", "--scales", "32"]
+    assert main(["model", "learn-words", *args]) == 0
+    model = keras.models.load_model(setup / "captioner.keras")
+    assert model.tagger_config["learned_scales"] == [32]
+    assert len(model.tagger_config["learned_weights"]) > len(card_settings(model)["learned_weights"])
+    rng = np.random.default_rng(5)
+    write_photo(setup / "red.jpg", (200, 40, 40), rng)
+    write_photo(setup / "blue.jpg", (40, 80, 200), rng)
+    pixels = np.stack([model.load_pixels(str(setup / "red.jpg")), model.load_pixels(str(setup / "blue.jpg"))])
+    grid = model.scaled_regions(pixels, 32)
+    assert grid.shape == (2, 1, 1280)
+    red, blue = model.caption(list(pixels), objects=True)
+    assert "kayak" in red.tokens and any(o["word"] == "kayak" and o["steered"] for o in red.objects)
+    assert not any(o["word"] == "kayak" and o["steered"] for o in blue.objects)
+    with pytest.raises(InputError, match=r"\[32\] px: tagging needs its pixels"):
+        model.generate_from_features(model.encode(pixels), objects=True)
+    capsys.readouterr()
+    assert main(["caption", "--model", str(setup / "captioner.keras"), "--no-progress",
+                 str(setup / "red.jpg"), str(setup / "blue.jpg")]) == 0
+    import json
+
+    rows = {r["image"].rsplit("/", 1)[-1]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["red.jpg"]["caption"] == red.text and rows["blue.jpg"]["caption"] == blue.text
+
+
+def test_bad_scales_are_named(setup, capsys):
+    args = ["--model", str(setup / "captioner.keras"), "--words", str(setup / "words"),
+            "--negatives", str(setup / "train.txt"), "--image-dir", str(setup / "train"), "--scales", "8"]
+    assert main(["model", "learn-words", *args]) != 0
+    assert "--scales: learned-word scales must be distinct input sides of 32-2048 pixels" in capsys.readouterr().err

@@ -111,3 +111,32 @@ def test_fit_words_names_what_is_wrong():
         fit_words(features, np.zeros((19, 1)), ["bench"], vocab)
     with pytest.raises(ValueError, match="not in the vocabulary"):
         ObjectTagger("efficientnet_lite0", vocab, learned_words=["guitar"], learned_weights="")
+
+
+def test_word_features_concatenate_each_scale_and_the_tagger_needs_them_all():
+    from captioner.tagging.learned_words import check_scales, word_features
+
+    rng = np.random.default_rng(1)
+    kernel, bias = rng.normal(size=(4, 3)).astype(np.float32), np.zeros(3, np.float32)
+    regions, big = rng.normal(size=(2, 3, 4)).astype(np.float32), rng.normal(size=(2, 9, 4)).astype(np.float32)
+    out = word_features(kernel, bias, regions, scaled=[big])
+    np.testing.assert_allclose(out, np.hstack([region_features(kernel, bias, regions), region_features(kernel, bias, big)]))
+    np.testing.assert_array_equal(word_features(kernel, bias, regions), region_features(kernel, bias, regions))
+    with pytest.raises(ValueError, match="2 photos, but scaled regions of \\[1\\]"):
+        word_features(kernel, bias, regions, scaled=[big[:1]])
+    assert check_scales([455, 390]) == [390, 455]
+    for bad in ([390, 390], [16], ["big"]):
+        with pytest.raises(ValueError, match="learned-word scales"):
+            check_scales(bad)
+    vocab = Vocabulary.build([["a", "bench"]] * 2, min_count=1)
+    weights = encode_weights(np.zeros((2 * (1280 + 1000) + 1, 1), np.float32))
+    tagger = ObjectTagger("efficientnet_lite0", vocab, learned_words=["bench"], learned_weights=weights,
+                          learned_scales=[390])
+    assert tagger.config()["learned_scales"] == [390]
+    grid = rng.normal(size=(1, 4, 1280)).astype(np.float32)
+    assert len(tagger.tag(grid.mean(1), grid, scaled=[grid])[0]) >= 1
+    with pytest.raises(ValueError, match=r"read the photo at \[390\] px too; got regions at 0"):
+        tagger.tag(grid.mean(1), grid)
+    with pytest.raises(ValueError, match="learned_weights holds"):  # weights of one scale for two
+        ObjectTagger("efficientnet_lite0", vocab, learned_words=["bench"], learned_scales=[390],
+                     learned_weights=encode_weights(np.zeros((1280 + 1000 + 1, 1), np.float32)))
