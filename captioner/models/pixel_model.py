@@ -262,7 +262,8 @@ class PixelModel(keras.Model):
             model = features_only(self.backbone)
             copy = keras.models.clone_model(model, input_tensors=keras.Input((size, size, 3), name="pixels"))
             copy.set_weights(model.get_weights())
-            copies[size] = tf.function(lambda x, m=copy: m(x, training=False)["grid"], reduce_retracing=True)
+            copies[size] = tf.function(lambda x, m=copy: m(x, training=False)["grid"], reduce_retracing=True,
+                                       autograph=False)  # no Python control flow to convert
         x = tf.image.resize(tf.cast(tf.convert_to_tensor(pixels), tf.float32), (size, size), method="bilinear")
         grid = np.asarray(copies[size](x), np.float32)
         return grid.reshape(len(grid), -1, grid.shape[-1])
