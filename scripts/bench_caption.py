@@ -8,7 +8,10 @@ Side by side in one run, on the same real Flickr8k JPEGs and batch size:
 * end to end: `captioner.inference.batch.caption_images` (read + decode in a thread pool +
   backbone + beam search + JSONL write) at the model's default beam, with the object tags (the
   default of `captioner caption`: the ImageNet head, the familiar-photo test, the constraints);
-* the same without the tags (`--no-objects`): issue 38's target, tags within 5% of it.
+* the same without the tags (`--no-objects`): issue 38's target, tags within 5% of it;
+* with ``--learned-scale PX``: the same with tags on a copy of the model given one learned word
+  that also reads each photo at PX x PX (`captioner model learn-words --scales`; its classifier
+  says no to every photo, so the search is the same and only the extra backbone pass is timed).
 
 Target: end to end >= 0.75x backbone only (decoder overhead at most 25%). The two alternate
 `--repeats` times and the best rate of each counts; CPU time per image (this process, all
@@ -34,6 +37,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--beam-size", type=int, default=None, help="default: the model's")
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs of each; the best counts")
+    parser.add_argument("--learned-scale", type=int, default=0, metavar="PX",
+                        help="also time tagging with a learned word read at this input side (0: not)")
     parser.add_argument("--output", default="bench_caption.json")
     args = parser.parse_args(argv)
 
@@ -54,10 +59,21 @@ def main(argv=None):
             backbone(tf.constant(pixels[i:i + args.batch_size])).numpy()
 
     counter = [0]
+    scaled = None
+    if args.learned_scale:
+        from captioner.tagging.learned_words import encode_weights
 
-    def end_to_end(tmp, objects=True):
+        scaled = keras.models.load_model(args.model)
+        tagger = scaled.object_tagger()
+        width = (tagger.kernel.shape[0] + tagger.kernel.shape[1]) * 2
+        never = np.zeros((width + 1, 1), np.float32)
+        never[-1] = -50.0  # the word's probability is ~0 on every photo
+        scaled.set_tagger(learned_words=[scaled.vocabulary.tokens[-1]], learned_weights=encode_weights(never),
+                          learned_scales=[args.learned_scale])
+
+    def end_to_end(tmp, objects=True, captioner=None):
         counter[0] += 1
-        return caption_images(paths, model, beam_size=args.beam_size, batch_size=args.batch_size,
+        return caption_images(paths, captioner or model, beam_size=args.beam_size, batch_size=args.batch_size,
                               output=os.path.join(tmp, f"out{counter[0]}.jsonl"), progress=False,
                               objects=objects).captioned
 
@@ -74,11 +90,15 @@ def main(argv=None):
                        output=os.path.join(tmp, "warm.jsonl"), progress=False)
         # alternate the two, best of --repeats each: other processes on the machine slow
         # whichever runs while they are busy, and alternating exposes both to the same load
-        bare, e2e, plain = [], [], []
+        if scaled is not None:
+            end_to_end(tmp, captioner=scaled)  # warm up its backbone copy
+        bare, e2e, plain, learned = [], [], [], []
         for _ in range(args.repeats):
             bare.append(measure(backbone_only))
             e2e.append(measure(lambda: end_to_end(tmp)))
             plain.append(measure(lambda: end_to_end(tmp, objects=False)))
+            if scaled is not None:
+                learned.append(measure(lambda: end_to_end(tmp, captioner=scaled)))
             loads.append(load_average())
     bare_rate, bare_cpu = max(r for r, _ in bare), min(c for _, c in bare)
     e2e_rate, e2e_cpu = max(r for r, _ in e2e), min(c for _, c in e2e)
@@ -95,7 +115,13 @@ def main(argv=None):
         ("with tags / without tags (target >= 0.95)", e2e_rate / plain_rate, "x"),
         ("CPU-time ratio without / with tags", plain_cpu / e2e_cpu, "x"),
     ]
-    extra = {"repeats": {"backbone_only": bare, "end_to_end": e2e, "end_to_end_without_tags": plain},
+    if learned:
+        learned_rate, learned_cpu = max(r for r, _ in learned), min(c for _, c in learned)
+        rows += [(f"end to end with a learned word read at {args.learned_scale} px", learned_rate, "img/s"),
+                 ("with that learned word / with tags", learned_rate / e2e_rate, "x"),
+                 ("CPU-time ratio with tags / with that learned word", e2e_cpu / learned_cpu, "x")]
+    extra = {"repeats": {"backbone_only": bare, "end_to_end": e2e, "end_to_end_without_tags": plain,
+                         **({"end_to_end_learned_scale": learned} if learned else {})},
              "load_average_1min": loads}
     report("batch captioning", rows, extra=extra, out=args.output)
 
