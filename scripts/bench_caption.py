@@ -71,9 +71,9 @@ def main(argv=None):
         scaled.set_tagger(learned_words=[scaled.vocabulary.tokens[-1]], learned_weights=encode_weights(never),
                           learned_scales=[args.learned_scale])
 
-    def end_to_end(tmp, objects=True, captioner=None):
+    def end_to_end(tmp, objects=True, other=None):
         counter[0] += 1
-        return caption_images(paths, captioner or model, beam_size=args.beam_size, batch_size=args.batch_size,
+        return caption_images(paths, other or model, beam_size=args.beam_size, batch_size=args.batch_size,
                               output=os.path.join(tmp, f"out{counter[0]}.jsonl"), progress=False,
                               objects=objects).captioned
 
@@ -91,14 +91,14 @@ def main(argv=None):
         # alternate the two, best of --repeats each: other processes on the machine slow
         # whichever runs while they are busy, and alternating exposes both to the same load
         if scaled is not None:
-            end_to_end(tmp, captioner=scaled)  # warm up its backbone copy
+            end_to_end(tmp, other=scaled)  # warm up its backbone copy
         bare, e2e, plain, learned = [], [], [], []
         for _ in range(args.repeats):
             bare.append(measure(backbone_only))
             e2e.append(measure(lambda: end_to_end(tmp)))
             plain.append(measure(lambda: end_to_end(tmp, objects=False)))
             if scaled is not None:
-                learned.append(measure(lambda: end_to_end(tmp, captioner=scaled)))
+                learned.append(measure(lambda: end_to_end(tmp, other=scaled)))
             loads.append(load_average())
     bare_rate, bare_cpu = max(r for r, _ in bare), min(c for _, c in bare)
     e2e_rate, e2e_cpu = max(r for r, _ in e2e), min(c for _, c in e2e)

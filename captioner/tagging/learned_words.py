@@ -19,8 +19,9 @@ Scales (:func:`word_features`, ``scales``): the same features again from the bac
 photo enlarged to a larger input side (390 px: 13 x 13 cells instead of 9 x 9), concatenated. A hat
 or a camera then fills a cell at about the size ImageNet photos show their objects, and the head
 names it more often (the 6 held-out words of the issue's rule: mean 5-fold F1 on the training
-photos 53.4 -> 55.2, held-out-object F1 on Flickr8k dev 49.4 -> 51.4; ``docs/open_world.md``). The enlarged photo is the model's own input pixels resized
-(bilinear), so every path that has the pixels computes the same features.
+photos 53.4 -> 55.2, held-out-object F1 on Flickr8k dev 49.4 -> 51.4; ``docs/open_world.md``).
+The enlarged photo is the model's own input pixels resized (bilinear), so every path that has the
+pixels computes the same features.
 
 Each word's cut-off is the F1-best of 5-fold cross-validated probabilities on the training photos,
 folded into the bias so that a tag at probability >= 0.5 is the classifier saying yes. The weights
