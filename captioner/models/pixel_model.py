@@ -250,8 +250,9 @@ class PixelModel(keras.Model):
                 raise InputError(f"this {type(self).__name__}'s learned words {tagger.learned_words} also read the "
                                  f"photo at {tagger.learned_scales} px: tagging needs its pixels")
             scaled = [self.scaled_regions(pixels, size) for size in tagger.learned_scales]
-        tags = tagger.tag(np.asarray(pooled), regions, mask, scaled)
-        return tags, tagger.search_inputs(tags)
+        with single_blas_thread():
+            tags = tagger.tag(np.asarray(pooled), regions, mask, scaled)
+            return tags, tagger.search_inputs(tags)
 
     def scaled_regions(self, pixels, size):
         """pixels (B, H, W, 3) 0..255 (the model's input) -> float32 (B, R, C): the backbone's grid cells
@@ -267,6 +268,21 @@ class PixelModel(keras.Model):
         x = tf.image.resize(tf.cast(tf.convert_to_tensor(pixels), tf.float32), (size, size), method="bilinear")
         grid = np.asarray(copies[size](x), np.float32)
         return grid.reshape(len(grid), -1, grid.shape[-1])
+
+
+_BLAS = []
+
+
+def single_blas_thread():
+    """A context in which NumPy's BLAS (OpenBLAS here) uses one thread. The tagger's matmuls are small,
+    and run between TensorFlow's backbone and beam search: OpenBLAS's worker threads keep spinning after
+    a call, and on 2 cores they took the CPU from the next beam search (measured on 10 batches of 32
+    Flickr8k photos, the search alone 1.08 s; after the tagger's matmuls 1.75 s, 1.16 s on one BLAS thread)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def steered_rows(steering):

@@ -208,3 +208,23 @@ def test_rows_no_tag_steers_are_decoded_apart_and_give_what_the_whole_batch_sear
         np.testing.assert_array_equal(split[key], whole[key])
     np.testing.assert_allclose(split["scores"], whole["scores"], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(split["attention"], whole["attention"], rtol=1e-5, atol=1e-6)
+
+
+def test_the_tagger_runs_on_one_blas_thread_and_gives_them_back():
+    """OpenBLAS's idle worker threads spin after a call and took the 2 cores from the next beam search:
+    the tagger's NumPy work runs on one BLAS thread, and the setting is restored after it."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    image, _ = captioners()
+    before = blas_threads()
+    seen = []
+    tagger = image.object_tagger()
+    tag = tagger.tag
+    tagger.tag = lambda *a, **k: (seen.append(blas_threads()), tag(*a, **k))[1]
+    photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    assert "coffee" in image.caption([photo], objects=True)[0].tokens
+    assert seen and all(n == 1 for threads in seen for n in threads)
+    assert blas_threads() == before
