@@ -152,7 +152,10 @@ class ObjectTagger:
             a photo unlike the training photos (needs `familiar`), whose caption holds a steering tag's
             word and whose class alone is confident (as a name is filled in), the caption is that object
             alone ("a photo of a brown house finch", `describe_object`):
-            the decoder's words after it describe Flickr8k scenes the photo does not show.
+            the decoder's words after it describe Flickr8k scenes the photo does not show. A learned
+            word's tag steers familiar photos too, and is described there as well: with a
+            ``deadline`` the constrained sentence would make it the subject ("a guitar is playing a
+            guitar" where the template says "a photo of a guitar").
         learned_words, learned_weights: words learned from labelled photos (`learned_words.fit_words`:
             a logistic regression per word on `region_features`); a photo it says yes to (probability
             >= `threshold`) is tagged with the word, which steers whether or not the photo is familiar
