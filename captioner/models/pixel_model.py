@@ -23,6 +23,7 @@ the uncompiled float32 copy of a trained head that the saved files hold.
 
 from __future__ import annotations
 
+import functools
 import io
 
 import keras
@@ -258,6 +259,7 @@ class PixelModel(keras.Model):
         """pixels (B, H, W, 3) 0..255 (the model's input) -> float32 (B, R, C): the backbone's grid cells
         with the photo resized (bilinear) to size x size; the backbone's copy at that input size is
         built once (same weights, never saved)."""
+        # kept outside Keras's attribute tracking: a tracked copy would be saved with the model
         copies = self.__dict__.setdefault("_scaled_backbones", {})
         if size not in copies:
             model = features_only(self.backbone)
@@ -270,7 +272,11 @@ class PixelModel(keras.Model):
         return grid.reshape(len(grid), -1, grid.shape[-1])
 
 
-_BLAS = []
+@functools.cache
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def single_blas_thread():
@@ -278,11 +284,7 @@ def single_blas_thread():
     and run between TensorFlow's backbone and beam search: OpenBLAS's worker threads keep spinning after
     a call, and on 2 cores they took the CPU from the next beam search (measured on 10 batches of 32
     Flickr8k photos, the search alone 1.08 s; after the tagger's matmuls 1.75 s, 1.16 s on one BLAS thread)."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def steered_rows(steering):

@@ -153,8 +153,10 @@ def caption_stages(model):
         groups = {}
         for i, (_, settings) in enumerate(items):
             groups.setdefault(settings, []).append(i)
-        encoded = [(settings, idx, np.stack([items[i][0] for i in idx])) for settings, idx in groups.items()]
-        encoded = [(settings, idx, pixels, model.encode(pixels)) for settings, idx, pixels in encoded]  # (b, regions, d)
+        encoded = []
+        for settings, idx in groups.items():
+            pixels = np.stack([items[i][0] for i in idx])
+            encoded.append((settings, idx, pixels, model.encode(pixels)))  # features (b, regions, d)
         return len(items), encoded
 
     objects = getattr(model, "can_tag_objects", False)  # object tags as `captioner caption` (captioner.tagging)
