@@ -61,12 +61,10 @@ def main(argv=None):
     counter = [0]
     scaled = None
     if args.learned_scale:
-        from captioner.tagging.learned_words import encode_weights
+        from captioner.tagging.learned_words import encode_weights, feature_count
 
         scaled = keras.models.load_model(args.model)
-        tagger = scaled.object_tagger()
-        width = (tagger.kernel.shape[0] + tagger.kernel.shape[1]) * 2
-        never = np.zeros((width + 1, 1), np.float32)
+        never = np.zeros((feature_count(scaled.object_tagger().kernel, [args.learned_scale]) + 1, 1), np.float32)
         never[-1] = -50.0  # the word's probability is ~0 on every photo
         scaled.set_tagger(learned_words=[scaled.vocabulary.tokens[-1]], learned_weights=encode_weights(never),
                           learned_scales=[args.learned_scale])

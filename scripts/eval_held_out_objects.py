@@ -87,14 +87,13 @@ def f1_scores(references, predictions, held_out=None):
 
 
 def scaled_regions(model, paths, scales, chunk):
-    """[[(b, R_s, C) per scale] per chunk of `paths`]: the photos read as the captioner reads them
-    (`load_pixels`), the backbone run on them enlarged to each of `scales` (`scaled_regions`)."""
+    """Yields, per chunk of `paths`, [(b, R_s, C) per scale]: the photos read as the captioner reads
+    them (`load_pixels`), the backbone run on them enlarged to each of `scales` (`scaled_regions`)."""
     from tqdm import tqdm
 
-    desc = f"backbone at {scales} px" if scales else "photos read"
-    for start in tqdm(range(0, len(paths), chunk), desc=desc, unit="batch", file=sys.stderr):
+    for start in tqdm(range(0, len(paths), chunk), desc=f"backbone at {scales} px", unit="batch", file=sys.stderr):
         pixels = np.stack([model.load_pixels(p) for p in paths[start:start + chunk]])
-        yield pixels, [model.scaled_regions(pixels, size) for size in scales]
+        yield [model.scaled_regions(pixels, size) for size in scales]
 
 
 def learn_words(model, train, features, strength, held_out, scales=()):
@@ -116,7 +115,7 @@ def learn_words(model, train, features, strength, held_out, scales=()):
             grid = store.load([os.path.basename(p) for p in paths[start:start + 250]], grid=True, pooled=False)["grid"]
             grid = np.asarray(grid, np.float32)
             parts.append(word_features(kernel, bias, grid.reshape(len(grid), -1, grid.shape[-1]),
-                                       scaled=next(scaled)[1] if scaled else ()))
+                                       scaled=next(scaled) if scaled else ()))
     learned = fit_words(np.concatenate(parts), labels, list(held_out), model.vocabulary, strength=strength,
                         scales=scales)
     print("learned words (5-fold F1 on the training photos):",
@@ -150,6 +149,12 @@ def main(argv=None):
     parser.add_argument("--output", default="assets/benchmarks/held_out_objects.json")
     args = parser.parse_args(argv)
     held_out = OBJECT_SETS[args.objects]
+    from captioner.tagging.learned_words import check_scales
+
+    try:
+        args.scales = check_scales(args.scales)  # the order the features are computed and saved in
+    except ValueError as exc:
+        parser.error(f"--scales: {exc}")
     if args.print_words:
         print(",".join(w for words in held_out.values() for w in words))
         return 0
@@ -209,7 +214,7 @@ def main(argv=None):
                "known_rule": args.known, "dev_photos": len(dev.image_paths), "threshold": args.threshold, "runs": {},
                "examples": {}}
     known_named = model.tagger_config["known"]
-    dev_pixels = (np.concatenate([px for px, _ in scaled_regions(model, list(dev.image_paths), [], 250)])
+    dev_pixels = (np.stack([model.load_pixels(p) for p in dev.image_paths])
                   if args.scales and args.learn_words else None)  # the learned words read them enlarged
     for name, setting in settings:
         if setting:

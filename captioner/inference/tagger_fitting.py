@@ -149,7 +149,7 @@ def learn_words(model_path, words_dir, negatives, image_dir, captions=None, sear
     {word: {photos, cv_f1, cutoff}}, photos used, [(path, error)] skipped). scales: larger input sides
     (px) whose backbone regions the words also read (`learned_words.word_features`)."""
     from captioner.features.images import list_images
-    from captioner.tagging.learned_words import check_scales, fit_words, word_features
+    from captioner.tagging.learned_words import check_scales, feature_count, fit_words, word_features
     from captioner.tagging.object_tagger import imagenet_head
 
     if strength <= 0 or batch_size < 1:
@@ -181,8 +181,7 @@ def learn_words(model_path, words_dir, negatives, image_dir, captions=None, sear
         return word_features(kernel, bias, np.asarray(model.encode(pixels)), scaled=scaled)
 
     out, kept, skipped = model.encode_files(paths, batch_size, encode=encode)
-    width = (kernel.shape[0] + kernel.shape[1]) * (1 + len(scales))
-    features = np.concatenate(out) if out else np.zeros((0, width), np.float32)
+    features = np.concatenate(out) if out else np.zeros((0, feature_count(kernel, scales)), np.float32)
     named = {}
     if captions:
         from captioner.data.flickr8k import read_flickr8k_captions

@@ -63,6 +63,11 @@ def word_features(kernel, bias, regions, mask=None, scaled=()):
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
+def feature_count(kernel, scales=()):
+    """How many `word_features` a photo has with the head `kernel` (C, K) and these scales."""
+    return (kernel.shape[0] + kernel.shape[1]) * (1 + len(scales))
+
+
 def check_scales(scales):
     """Sorted distinct int input sides (>= 32 px each) -> list; a ValueError on anything else."""
     try:
@@ -128,7 +133,8 @@ def fit_words(features, labels, words, vocabulary, strength=0.002, folds=5, seed
     x = np.asarray(features, np.float32)
     y = np.asarray(labels).astype(bool)
     words = [str(w) for w in words]
-    scales = check_scales(scales)
+    if check_scales(scales) != list(scales):  # `features` hold them in the order given, and are saved sorted
+        raise ValueError(f"fit_words: scales {list(scales)} must be given as `check_scales` returns them (increasing)")
     if y.shape != (len(x), len(words)):
         raise ValueError(f"fit_words: labels of shape {y.shape} for {len(x)} photos and {len(words)} words")
     missing = [w for w in words if w not in vocabulary]

@@ -217,15 +217,15 @@ class ObjectTagger:
         self._learned = None
         self._naming = {}  # synset -> naming_words, for covered_by_learned
         if self.learned_words:
-            from captioner.tagging.learned_words import decode_weights
+            from captioner.tagging.learned_words import decode_weights, feature_count
 
             if learned_weights is None:
                 raise ValueError("ObjectTagger: learned_words without learned_weights")
             missing = [w for w in self.learned_words if w not in vocabulary]
             if missing:
                 raise ValueError(f"ObjectTagger: learned words {missing} are not in the vocabulary")
-            self._learned = decode_weights(learned_weights, (self.kernel.shape[0] + self.kernel.shape[1])
-                                           * (1 + len(self.learned_scales)), len(self.learned_words))
+            self._learned = decode_weights(learned_weights, feature_count(self.kernel, self.learned_scales),
+                                           len(self.learned_words))
 
     def probabilities(self, pooled):
         """pooled (B, 1280) -> class probabilities (B, 1000)."""

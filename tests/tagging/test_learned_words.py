@@ -137,6 +137,8 @@ def test_word_features_concatenate_each_scale_and_the_tagger_needs_them_all():
     assert len(tagger.tag(grid.mean(1), grid, scaled=[grid])[0]) >= 1
     with pytest.raises(ValueError, match=r"read the photo at \[390\] px too; got regions at 0"):
         tagger.tag(grid.mean(1), grid)
+    with pytest.raises(ValueError, match=r"scales \[455, 390\] must be given as"):  # features follow the given order
+        fit_words(np.zeros((20, 5), np.float32), np.zeros((20, 1)), ["bench"], vocab, scales=[455, 390])
     with pytest.raises(ValueError, match="learned_weights holds"):  # weights of one scale for two
         ObjectTagger("efficientnet_lite0", vocab, learned_words=["bench"], learned_scales=[390],
                      learned_weights=encode_weights(np.zeros((1280 + 1000 + 1, 1), np.float32)))
