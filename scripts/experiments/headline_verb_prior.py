@@ -24,7 +24,6 @@ Result (docs/models.md): not bundled.
 from __future__ import annotations
 
 import argparse
-import functools
 
 import numpy as np
 
@@ -32,26 +31,14 @@ WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.5)
 
 
 def verb_test():
-    """A ``word, first -> bool`` WordNet verb test (module docstring)."""
-    from captioner.models.seq2seq import FUNCTION_WORDS
+    """`captioner.data.headlines.verb_test` on this machine's WordNet (module docstring)."""
+    from captioner.data.headlines import verb_test as wordnet_verb_test
     from captioner.text.wordnet import load_wordnet
 
     wordnet, why = load_wordnet()
     if wordnet is None:
         raise SystemExit(f"WordNet is needed: {why}")
-
-    def count(word, pos):
-        return sum(lemma.count() for base in wordnet._morphy(word, pos) for lemma in wordnet.lemmas(base, pos))
-
-    @functools.lru_cache(maxsize=None)
-    def is_verb(word, first=False):
-        if not word.isalpha() or word.lower() in FUNCTION_WORDS or (word[0].isupper() and not first):
-            return False
-        low = word.lower()
-        verb = count(low, "v")
-        return verb > 0 and verb > count(low, "n") + count(low, "a")
-
-    return is_verb
+    return wordnet_verb_test(wordnet)
 
 
 def main(argv=None):

@@ -128,3 +128,36 @@ def test_verb_forms_align_a_headlines_verb_with_the_articles_other_form_of_it():
     assert "rise" in keys("rose") & keys("rises") & keys("Rising") and keys("profits") == frozenset({"profit"})
     assert keys("Boeing") == frozenset({"boeing"}) and keys("2%") == frozenset({"2%"})  # no verb: the word itself
     assert aligned_positions(["a", "b"], ["x", "y"], keys) == ([], 2)
+
+
+def test_verb_test_reads_wordnets_tagged_sense_counts():
+    from captioner.data.headlines import verb_test
+    from captioner.text.wordnet import load_wordnet
+
+    wordnet, reason = load_wordnet()
+    assert wordnet is not None, reason
+    is_verb = verb_test(wordnet)
+    assert is_verb("fell") and is_verb("shares") and is_verb("Sacked", True)
+    assert not is_verb("profits") and not is_verb("the") and not is_verb("Sacked") and not is_verb("2%")
+
+
+def test_with_source_verb_adds_the_articles_verb_where_the_headline_has_one():
+    from captioner.data.headlines import with_source_verb
+
+    verbs = {"offloading", "soared", "said", "hits"}
+    is_verb = lambda word, first=False: word in verbs  # noqa: E731
+    source = "shares in jarvis have soared on news that jarvis is offloading its stake in tube lines".split()
+    stake, tube = source.index("stake"), source.index("tube")
+    jarvis = source.index("jarvis", 3)
+    aligned = [jarvis, stake, tube]  # "jarvis ... stake ... tube": no verb
+    headline = ["jarvis", "hits", "tube", "stake"]
+    # the first verb within 3 words after an aligned word and before the next one; not before the first
+    assert with_source_verb(aligned, source, headline, is_verb, 3) == [jarvis, jarvis + 2, stake, tube]
+    assert with_source_verb(aligned, source, headline, is_verb, 1) == aligned  # "offloading" is 2 words on
+    assert with_source_verb(aligned, source, ["jarvis", "tube", "stake"], is_verb, 3) == aligned  # no verb to stand for
+    with_verb = [source.index("soared"), stake]
+    assert with_source_verb(with_verb, source, headline, is_verb, 3) == with_verb  # has one already
+    said = "the minister said taxes rise".split()
+    assert with_source_verb([1, 3], said, headline, is_verb, 3, skip=lambda w: w == "said") == [1, 3]
+    assert with_source_verb([1, 3], said, headline, is_verb, 3) == [1, 2, 3]
+    assert with_source_verb([], source, headline, is_verb, 3) == []

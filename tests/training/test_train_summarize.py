@@ -87,9 +87,10 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
     assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(out), "--extractive",
                  "--embedding-dim", "8", "--units", "8", "--attention-units", "8", "--epochs", "2",
                  "--batch-size", "8", "--max-source-length", "16", "--min-count", "1", "--beam-size", "2",
-                 "--seed", "3", "--align-verb-forms", "--whole-numbers"]) == 0
+                 "--seed", "3", "--align-verb-forms", "--whole-numbers", "--insert-verbs", "4"]) == 0
     card = json.loads((out / "model.json").read_text())
-    assert card["config"]["align_verb_forms"] and card["config"]["source_tokenizer"] == {"numbers": True}
+    assert card["config"]["align_verb_forms"] and card["config"]["insert_verbs"] == 4
+    assert card["config"]["source_tokenizer"] == {"numbers": True}
     assert card["config"]["train_pairs"] >= 20 and card["config"]["target_vocab"] == 4 + 16  # specials, 16 positions
     model = keras.models.load_model(out / "model.keras")
     assert model.extractive and model.pointer
@@ -104,3 +105,6 @@ def test_train_summarize_extractive_points_at_the_article_in_order(tmp_path, cap
     assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
                  "--align-verb-forms"]) != 0
     assert "--align-verb-forms is a setting of --extractive: add it" in capsys.readouterr().err
+    assert main(["train", "summarize", "--data", "bbc", "--bbc", bbc, "--output-dir", str(tmp_path / "r"),
+                 "--extractive", "--insert-verbs", "-1"]) != 0
+    assert "--insert-verbs -1: must be >= 0" in capsys.readouterr().err

@@ -18,7 +18,9 @@ points at source positions, monotonically, and stops by its switch): a headline 
 deletion-based compression of the lead (Filippova et al. 2015), learned from the source
 positions of each training headline's longest common subsequence with its source
 (:func:`captioner.data.headlines.aligned_positions`), on the pairs where that covers at least
-``--min-aligned`` of the headline's words. Its headlines are the source's words as written.
+``--min-aligned`` of the headline's words; ``--insert-verbs W`` adds the article's verb to a
+target whose headline has one where the aligned words have none
+(:func:`captioner.data.headlines.with_source_verb`). Its headlines are the source's words as written.
 
 Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
 one side); they are the splits of ``scripts/experiments/summarize_baselines.py``, so the figures compare
@@ -65,6 +67,10 @@ class Config(Seq2SeqConfig):
     align_verb_forms: bool = option(False, help=(
         "--extractive: a headline word also aligns with another form of the same verb in the source (\"falls\" "
         "with \"fell\", \"unveils\" with \"unveiled\"; WordNet's morphology), so that more targets keep their verb"))
+    insert_verbs: int = option(0, metavar="WORDS", help=(
+        "--extractive: where a training headline holds a verb and its aligned source words none, the target also "
+        "keeps the first source verb within WORDS words after an aligned word (not a form of \"say\"; WordNet's "
+        "tagged-sense counts), so that the model learns to keep a verb (0: off)"))
     whole_numbers: bool = option(False, help=(
         "the source and headline tokenizer keeps a number whole (\"$1.8bn\" reads \"$\", \"1.8bn\"; without it \"1\", "
         "\".\", \"8bn\"), saved in the model's source tokenizer"))
@@ -129,8 +135,11 @@ class Summarize(Seq2SeqRecipe):
             raise InputError(f"--bbc-repeat {self.cfg.bbc_repeat}: must be >= 1")
         if not 0 <= self.cfg.min_aligned <= 1:
             raise InputError(f"--min-aligned {self.cfg.min_aligned}: must be in [0, 1]")
-        if self.cfg.align_verb_forms and not self.cfg.extractive:
-            raise InputError("--align-verb-forms is a setting of --extractive: add it")
+        for name, value in (("--align-verb-forms", self.cfg.align_verb_forms), ("--insert-verbs", self.cfg.insert_verbs)):
+            if value and not self.cfg.extractive:
+                raise InputError(f"{name} is a setting of --extractive: add it")
+        if self.cfg.insert_verbs < 0:
+            raise InputError(f"--insert-verbs {self.cfg.insert_verbs}: must be >= 0 (words)")
 
     def prepare(self, trainer):
         from captioner.models.seq2seq import position_vocabulary, text_tokens
@@ -138,16 +147,19 @@ class Summarize(Seq2SeqRecipe):
         from captioner.training.translation_data import BucketedBatches, shared_word_positions
 
         c = self.cfg
-        self.verb_keys = None
-        if c.align_verb_forms:
-            from captioner.data.headlines import verb_forms
+        self.verb_keys = self.is_verb = None
+        self.verbs_added = 0
+        if c.align_verb_forms or c.insert_verbs:
+            from captioner.data.headlines import verb_forms, verb_test
             from captioner.errors import InputError
             from captioner.text.wordnet import load_wordnet
 
             wordnet, why = load_wordnet()
             if wordnet is None:
-                raise InputError(f"--align-verb-forms needs WordNet: {why}")
-            self.verb_keys = verb_forms(wordnet)
+                raise InputError(f"--align-verb-forms / --insert-verbs need WordNet: {why}")
+            self.verb_keys = verb_forms(wordnet) if c.align_verb_forms else None
+            self.is_verb = verb_test(wordnet) if c.insert_verbs else None
+            self.is_say = lambda word: "say" in wordnet._morphy(word.lower(), "v")
         self.datasets, self.desc = load_headline_data(c)
         train = [p for name, (tr, _) in self.datasets.items()
                  for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
@@ -173,19 +185,22 @@ class Summarize(Seq2SeqRecipe):
                                      copy_positions=copies, copy_unk_rate=c.copy_unk_rate)
         log.info("%d training pairs; vocabularies: source %d, target %d; %d pairs with a copy word", len(keep),
                  len(self.src_vocab), len(self.tgt_vocab), sum(bool(x) for x in copies or ()))
+        if c.insert_verbs:
+            log.info("--insert-verbs %d: %d targets keep an added source verb", c.insert_verbs, self.verbs_added)
         self.layers = 1
         self.selection = (f"dev ROUGE-L F1 (rouge-score, greedy, mean over {', '.join(self.datasets)}"
                           + (f", first {c.dev_limit} dev pairs each)" if c.dev_limit else ")"))
         return {"task": self.task, "source_vocab": len(self.src_vocab), "target_vocab": len(self.tgt_vocab),
                 "train_pairs": len(keep), "dev_pairs": {k: len(d) for k, (_, d) in self.datasets.items()},
-                "encoder_layers": 1, "source_tokenizer": self.src_tok, "data": self.desc}
+                "encoder_layers": 1, "source_tokenizer": self.src_tok, "data": self.desc,
+                **({"targets_with_added_verb": self.verbs_added} if c.insert_verbs else {})}
 
     def extraction(self, source, headline):
         """An extractive model's target tokens for one pair: the positions of the headline's
         longest common subsequence with the source, less the trailing words a headline does not end
         on (`may_end_on`), or [] (the pair is not trained on) when it covers less than --min-aligned
         of the headline or fewer than 2 words."""
-        from captioner.data.headlines import aligned_positions
+        from captioner.data.headlines import aligned_positions, with_source_verb
         from captioner.models.seq2seq import POSITION, may_end_on
 
         positions, words = aligned_positions(source, headline, self.verb_keys)
@@ -193,6 +208,10 @@ class Summarize(Seq2SeqRecipe):
             return []
         while positions and not may_end_on(source[positions[-1]]):  # as decoding: no end on "to"
             positions.pop()
+        if self.cfg.insert_verbs:
+            before = len(positions)
+            positions = with_source_verb(positions, source, headline, self.is_verb, self.cfg.insert_verbs, self.is_say)
+            self.verbs_added += len(positions) > before
         return [POSITION.format(j) for j in positions]
 
     def model_options(self):
