@@ -233,7 +233,9 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             :func:`rows_per_input` rows per input (``beam_size * 2 ** C``).
         constraint_deadline: n > 0: a hypothesis meets one of its constraints within its first n
             tokens or dies (the object a photo's tags name is its subject: "a cat is ...", not
-            "a man is sitting in front of a cat"); 0: anywhere.
+            "a man is sitting in front of a cat"); 0: anywhere. Or int32 (B,): each input's own
+            n (0: anywhere), a tensor (a photo the captioner knows keeps its sentence, an unknown
+            one gets the object as its subject).
 
     Returns:
         dict of tensors, hypotheses of each input sorted best first by ``scores``:
@@ -247,6 +249,13 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             "constraints_met" int32 (B, K)           with ``constraints``: how many each meets
     """
     beam_size, max_length, checks = _search_sizes(beam_size, max_length)
+    per_input_deadline = isinstance(constraint_deadline, (list, tuple)) or getattr(constraint_deadline, "ndim", 0) == 1
+    if per_input_deadline:  # int32 (B,): each input's own deadline
+        constraint_deadline = tf.reshape(tf.cast(constraint_deadline, tf.int32), [-1])
+    elif constraint_deadline < 0:
+        raise ValueError(f"constraint_deadline must be >= 0, got {constraint_deadline}")
+    else:
+        constraint_deadline = int(constraint_deadline)
     banned_ids = sorted({int(i) for i in banned_ids})
     end_id = -1 if end_id is None else int(end_id)  # -1: never generated, nothing ends
     sampling = temperature is not None
@@ -346,9 +355,10 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             rows_now = live_rows if compact else tf.range(N)  # (N or M,)
             groups_now = tf.gather(row_group, rows_now % K)  # (N or M,)
             late = None
-            if constraint_deadline:  # at the deadline, a beam that met none of its constraints must meet one now
+            if per_input_deadline or constraint_deadline:  # at the deadline, a beam that met none must meet one now
                 starts = tf.gather(start_group, rows_now // K)  # (N or M,); G - 1: no constraint at all
-                late = (step >= constraint_deadline - 1) & tf.equal(groups_now, starts) & (starts < G - 1)
+                due = tf.gather(constraint_deadline, rows_now // K) if per_input_deadline else constraint_deadline
+                late = (due > 0) & (step >= due - 1) & tf.equal(groups_now, starts) & (starts < G - 1)
             cand_log_probs, cand_tokens, forced_groups = _constrained_candidates(
                 log_probs, tf.gather(constraints, rows_now // K), groups_now, K0, bits, late)
         else:

@@ -139,6 +139,7 @@ def _seed(seed):
 
 
 MAX_COMPILED = 16  # compiled functions a Generator keeps; the least recently used is dropped (its graph freed)
+PER_INPUT = "per input"  # `Generator.compiled`'s constraint_deadline when each input's comes as an int32 (B,) input
 
 
 class Generator:
@@ -203,10 +204,14 @@ class Generator:
                  seed=0, token_bonus=None, constraints=None, constraint_deadline=0) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors.
         A ``token_bonus`` (B, V) is one more input of its own compiled function, and so are
-        ``constraints`` (B, C, D) (one function per C and D)."""
+        ``constraints`` (B, C, D) (one function per C and D) and a per-input ``constraint_deadline``
+        (B,) (one function for every deadline; an int deadline is a setting of its own function)."""
         inputs = [tf.convert_to_tensor(x) for x in inputs]
+        deadlines = None
         if constraints is not None:
             constraints = tf.convert_to_tensor(constraints, tf.int32)
+            if isinstance(constraint_deadline, (list, tuple)) or getattr(constraint_deadline, "ndim", 0) == 1:
+                deadlines, constraint_deadline = tf.reshape(tf.convert_to_tensor(constraint_deadline, tf.int32), [-1]), PER_INPUT
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                            no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
                            bonus=token_bonus is not None,
@@ -216,6 +221,8 @@ class Generator:
             inputs.append(tf.convert_to_tensor(token_bonus, tf.float32))
         if constraints is not None:
             inputs.append(constraints)
+        if deadlines is not None:
+            inputs.append(deadlines)
         if temperature is not None:  # the seed is the sampling function's last input
             inputs.append(tf.cast(_seed(seed), tf.int32))
         return Generation(fn(*inputs))
@@ -225,29 +232,33 @@ class Generator:
         """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
         ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
         (``seed`` here plays no part: one function serves every seed). Its extra inputs, in this
-        order: the token bonus (``bonus``), the constraints (``constraint_shape`` (C, D)), the seed."""
+        order: the token bonus (``bonus``), the constraints (``constraint_shape`` (C, D)), each
+        input's deadline (``constraint_deadline`` `PER_INPUT`: int32 (B,)), the seed."""
         settings = _settings(beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
         sampling = settings[4] is not None
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
         constraint_shape = None if constraint_shape is None else tuple(int(d) for d in constraint_shape)
-        constraint_deadline = int(constraint_deadline) if constraint_shape else 0
+        per_input = constraint_deadline == PER_INPUT and constraint_shape is not None
+        constraint_deadline = PER_INPUT if per_input else int(constraint_deadline) if constraint_shape else 0
         key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus),
                constraint_shape, constraint_deadline)
         extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
             ([tf.TensorSpec((None, *constraint_shape), tf.int32)] if constraint_shape else []) + \
+            ([tf.TensorSpec((None,), tf.int32)] if per_input else []) + \
             ([tf.TensorSpec((), tf.int32)] if sampling else [])
         if key in self._compiled:
             self._compiled.move_to_end(key)
         else:
             def decode(*xs):
                 xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
+                xs, deadline = (xs[:-1], xs[-1]) if per_input else (xs, constraint_deadline)
                 xs, constraints = (xs[:-1], xs[-1]) if constraint_shape else (xs, None)
                 xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
                 return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
                                    no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
                                    seed=draw_seed, token_bonus=token_bonus, constraints=constraints,
-                                   constraint_deadline=constraint_deadline)
+                                   constraint_deadline=deadline)
 
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(

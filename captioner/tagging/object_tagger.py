@@ -140,7 +140,8 @@ class ObjectTagger:
         own_names: a class no vocabulary word names is tagged by its own name (a VQA model's answers:
             "espresso" where no answer is; such a tag cannot steer a caption's search).
         deadline: n > 0: with "constrained", one tag's word comes within the caption's first n
-            words (the tagged object as the subject); 0: anywhere.
+            words (the tagged object as the subject) on a photo unlike the training photos (on a
+            familiar one, anywhere: `deadlines`); 0: anywhere.
         familiar: `fit_familiar`'s test of the training photos (base64 of float16 rows), with
             `familiar_threshold`: a photo whose `familiarity` is at least that is familiar, and none
             of its tags steers or names. None: every photo may be steered.
@@ -153,9 +154,8 @@ class ObjectTagger:
             word and whose class alone is confident (as a name is filled in), the caption is that object
             alone ("a photo of a brown house finch", `describe_object`):
             the decoder's words after it describe Flickr8k scenes the photo does not show. A learned
-            word's tag steers familiar photos too, and is described there as well: with a
-            ``deadline`` the constrained sentence would make it the subject ("a guitar is playing a
-            guitar" where the template says "a photo of a guitar").
+            word's tag steers familiar photos too, and is not described there: the captioner knows
+            the scene, and its sentence holds the word (no ``deadline`` there: `deadlines`).
         learned_words, learned_weights: words learned from labelled photos (`learned_words.fit_words`:
             a logistic regression per word on `region_features`); a photo it says yes to (probability
             >= `threshold`) is tagged with the word, which steers whether or not the photo is familiar
@@ -312,8 +312,18 @@ class ObjectTagger:
         if not any(self.steers(t) for image_tags in tags for t in image_tags):
             return {}
         if self.search == "constrained":
-            return {"constraints": self.constraints(tags), "constraint_deadline": self.deadline}
+            return {"constraints": self.constraints(tags), "constraint_deadline": self.deadlines(tags)}
         return {"token_bonus": self.token_bonus(tags)}
+
+    def deadlines(self, tags):
+        """[[Tag]] -> the constrained search's deadline: `deadline`, or where photos differ, int32
+        (B,): 0 (anywhere) on a photo the familiar test calls familiar, whose only steering tags
+        are learned words: the captioner knows such a scene, and its sentence takes the word where it
+        fits ("a man is playing a guitar"); a word due early would become the subject ("a guitar is
+        playing a guitar")."""
+        due = np.array([0 if any(t.familiar_photo for t in image_tags) else self.deadline for image_tags in tags],
+                       np.int32)
+        return self.deadline if not self.deadline or (due == self.deadline).all() else due
 
     def word_forms(self, word):
         """The vocabulary ids a constraint on `word` accepts: the word, and its plural when known."""
@@ -359,7 +369,7 @@ class ObjectTagger:
         """The tag whose object alone is the caption (describe="object"), or None."""
         if self.describe != "object" or self._centroids is None or self.familiar_threshold is None:
             return None
-        return next((t for t in tags if self.steers(t) and t.name_probability >= NAME_THRESHOLD
+        return next((t for t in tags if self.steers(t) and not t.familiar_photo and t.name_probability >= NAME_THRESHOLD
                      and tag_word_index(words, t.word) is not None), None)
 
     def config(self):

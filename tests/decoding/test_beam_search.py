@@ -9,6 +9,7 @@ tokens: row t of a hypothesis y_1..y_L must be ``[t + 1, code(<start>, y_1, ...,
 Vocabulary: 0 <pad>, 1 <start>, 2 <end>, 3 A, 4 B. Probabilities not listed are 0 (log -inf).
 """
 
+import functools
 import math
 
 import keras
@@ -657,3 +658,23 @@ def test_constraint_deadline_puts_the_word_first(compact):
                    constraints=constraints, constraint_deadline=1)
     assert_hyp(first, 0, 0, [B, END], 0.1, True)
     assert hyp(first, 1, 0) == hyp(anywhere, 1, 0)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_constraint_deadline_per_input(compact, as_tensor):
+    """Each input its own deadline (0: anywhere): the first puts B first, the second where it is
+    best, the third (no constraint) is as without any deadline; equal deadlines give what the
+    int gives."""
+    constraints = tf.constant([[[B]], [[B]], [[-1]]], tf.int32)
+    deadlines = tf.constant([1, 0, 1], tf.int32) if as_tensor else np.array([1, 0, 1], np.int32)
+    run = functools.partial(decode, [0, 0, 0], beam_size=2, max_length=4, tables=DEADLINE_TABLE[None],
+                            compact=compact, constraints=constraints)
+    each, anywhere, first = run(constraint_deadline=deadlines), run(), run(constraint_deadline=1)
+    assert_hyp(each, 0, 0, [B, END], 0.1, True)
+    assert_hyp(each, 1, 0, [A, B, END], 0.45, True)
+    assert hyp(each, 2, 0) == hyp(anywhere, 2, 0)
+    same = run(constraint_deadline=[1, 1, 1])
+    assert all(hyp(same, b, k) == hyp(first, b, k) for b in range(3) for k in range(2))
+    with pytest.raises(ValueError, match="constraint_deadline must be >= 0"):
+        run(constraint_deadline=-1)

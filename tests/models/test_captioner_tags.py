@@ -209,6 +209,22 @@ def test_rows_no_tag_steers_are_decoded_apart_and_give_what_the_whole_batch_sear
     np.testing.assert_allclose(split["scores"], whole["scores"], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(split["attention"], whole["attention"], rtol=1e-5, atol=1e-6)
 
+    # each row its own deadline (int32 (B,), an input of the compiled search): subset with the rows, the same
+    # as the whole batch's search; a deadline of 1 puts the word first, where none leaves it where it fits
+    constraints[0, 0, 0] = coffee
+    for due in ([1, 3, 0, 3], [0, 3, 1, 3]):
+        steering = {"constraints": constraints, "constraint_deadline": np.array(due, np.int32)}
+        split = image.steered_search(generate, (features,), steering)
+        whole = {k: v.numpy() for k, v in generate(features, **steering).items()}
+        for key in ("tokens", "lengths"):
+            np.testing.assert_array_equal(split[key], whole[key])
+        np.testing.assert_allclose(split["scores"], whole["scores"], rtol=1e-5, atol=1e-5)
+        first = 0 if due[0] == 1 else 2
+        assert split["tokens"][first, 0, 0] == coffee
+        alone = {k: v.numpy() for k, v in generate(features[first:first + 1], constraints=constraints[first:first + 1],
+                                                      constraint_deadline=1).items()}
+        np.testing.assert_array_equal(split["tokens"][first], alone["tokens"][0])
+
 
 def test_the_tagger_runs_on_one_blas_thread_and_gives_them_back():
     """OpenBLAS's idle worker threads spin after a call and took the 2 cores from the next beam search:

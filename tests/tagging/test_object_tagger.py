@@ -236,6 +236,28 @@ def test_an_unfamiliar_photo_is_described_by_its_object_alone():
         ObjectTagger("efficientnet_lite0", vocab, describe="template")
 
 
+def test_a_learned_word_on_a_familiar_photo_keeps_the_sentence_and_has_no_deadline():
+    """A learned word steers familiar photos too; there the captioner's sentence holds it where it
+    fits (no deadline, no described object), while an unfamiliar photo gets the object early and
+    described; the deadline is an int when every photo has the same one."""
+    vocab = Vocabulary.build([["a", "man", "is", "playing", "guitar", "cat"]] * 2, min_count=1)
+    tagger = ObjectTagger("efficientnet_lite0", vocab, search="constrained", deadline=3, describe="object",
+                          familiar=base64.b64encode(np.ones((1, 1280), np.float16).tobytes()).decode("ascii"),
+                          familiar_threshold=0.5)
+    familiar = Tag("guitar", 0.9, "guitar", "", 0.9, familiar_photo=True, learned=True)
+    novel = tag("cat", "tabby", "tabby.n.01", 0.9)
+    inputs = tagger.search_inputs([[familiar], [novel], []])
+    deadlines = inputs["constraint_deadline"]
+    assert isinstance(deadlines, np.ndarray) and deadlines.dtype == np.int32 and deadlines.tolist() == [0, 3, 3]
+    assert tagger.search_inputs([[novel], []])["constraint_deadline"] == 3
+    assert tagger.search_inputs([[familiar]])["constraint_deadline"].tolist() == [0]
+    assert ObjectTagger("efficientnet_lite0", vocab, search="constrained").search_inputs([[familiar], [novel]])[
+        "constraint_deadline"] == 0
+    said = "a man is playing a guitar".split()
+    assert tagger.described_tag(said, [familiar]) is None and tagger.name_objects(said, [familiar]) == said
+    assert tagger.name_objects("a cat is playing".split(), [novel]) == "a photo of a tabby cat".split()
+
+
 @pytest.mark.slow
 def test_the_bundled_captioner_names_the_sample_photos(tmp_path):
     """Issue 38: "a person is sitting on a bench" for a cat, "a brown dog" for an espresso."""
