@@ -201,7 +201,7 @@ def verb_test(wordnet):
     errs ("rival", "plans"). Cached per word."""
     import functools
 
-    from captioner.models.seq2seq import FUNCTION_WORDS
+    from captioner.text.tokenizer import FUNCTION_WORDS
 
     def count(word, pos):
         return sum(lemma.count() for base in wordnet._morphy(word, pos) for lemma in wordnet.lemmas(base, pos))

@@ -42,7 +42,7 @@ from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochast
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.text_model import TextTaskModel
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
-from captioner.text.tokenizer import char_tokenize, detokenize, tokenize
+from captioner.text.tokenizer import FUNCTION_WORDS, char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, SPECIAL_TOKENS, START_ID, UNK, Vocabulary
 
@@ -56,17 +56,11 @@ KINDS = {
 }
 DEFAULT_TOKENIZER = {"lower": True, "keep_punct": True, "split_elisions": False, "numbers": False}
 POSITION = "@{}"  # an extractive model's target token that writes source word {}
-# words an extractive headline does not end on (closed-class English: articles, prepositions,
-# conjunctions, possessives, auxiliaries); nor does it end on a token without a letter or digit
-FUNCTION_WORDS = frozenset(
-    "a an the of in on at to for with by from into onto about after before over under against between during "
-    "without within through across as than and or but nor if that which who whom whose this these those its "
-    "their his her our your my is are was were be been being has have had do does did will would shall should "
-    "can could may might must not no".split())
 
 
 def may_end_on(word: str) -> bool:
-    """Whether an extractive headline may end on this (lower-case) source word."""
+    """Whether an extractive headline may end on this (lower-case) source word: not one of the
+    `FUNCTION_WORDS`, nor a token without a letter or digit."""
     return any(ch.isalnum() for ch in word) and word not in FUNCTION_WORDS
 
 

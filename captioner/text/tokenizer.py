@@ -36,6 +36,16 @@ import unicodedata
 
 import regex
 
+
+# closed-class English (articles, prepositions, conjunctions, possessives, auxiliaries): an extractive
+# headline does not end on one (`captioner.models.seq2seq.may_end_on`), nor is one a verb
+# (`captioner.data.headlines.verb_test`)
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for with by from into onto about after before over under against between during "
+    "without within through across as than and or but nor if that which who whom whose this these those its "
+    "their his her our your my is are was were be been being has have had do does did will would shall should "
+    "can could may might must not no".split())
+
 __all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize", "tf_detokenize"]
 
 # One "word character": letter, combining mark or digit, in any script.
