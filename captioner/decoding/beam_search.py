@@ -185,6 +185,12 @@ def _constrained_candidates(log_probs, constraints, group, k, bits, late=None):
             to_group)
 
 
+def deadline_per_input(constraint_deadline) -> bool:
+    """Whether a ``constraint_deadline`` is one per input (a list, array or tensor of rank 1),
+    not one int for all."""
+    return isinstance(constraint_deadline, (list, tuple)) or getattr(constraint_deadline, "ndim", 0) == 1
+
+
 def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, start_id, end_id,
                 alpha=0.0, attention_size=None, pad_id=0, banned_ids=(), compact=False, no_repeat_ngram=0,
                 start_tokens=None, temperature=None, top_k=0, seed=0, token_bonus=None, constraints=None,
@@ -249,7 +255,7 @@ def beam_search(step_fn, initial_state, batch_size, *, beam_size, max_length, st
             "constraints_met" int32 (B, K)           with ``constraints``: how many each meets
     """
     beam_size, max_length, checks = _search_sizes(beam_size, max_length)
-    per_input_deadline = isinstance(constraint_deadline, (list, tuple)) or getattr(constraint_deadline, "ndim", 0) == 1
+    per_input_deadline = deadline_per_input(constraint_deadline)
     if per_input_deadline:  # int32 (B,): each input's own deadline
         constraint_deadline = tf.reshape(tf.cast(constraint_deadline, tf.int32), [-1])
     elif constraint_deadline < 0:

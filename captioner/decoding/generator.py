@@ -40,7 +40,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from captioner.decoding.beam_search import beam_search, rows_per_input
+from captioner.decoding.beam_search import beam_search, deadline_per_input, rows_per_input
 from captioner.decoding.sampling import check_sampling
 from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK
@@ -210,7 +210,7 @@ class Generator:
         deadlines = None
         if constraints is not None:
             constraints = tf.convert_to_tensor(constraints, tf.int32)
-            if isinstance(constraint_deadline, (list, tuple)) or getattr(constraint_deadline, "ndim", 0) == 1:
+            if deadline_per_input(constraint_deadline):
                 deadlines, constraint_deadline = tf.reshape(tf.convert_to_tensor(constraint_deadline, tf.int32), [-1]), PER_INPUT
         fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                            no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
