@@ -157,9 +157,10 @@ class Summarize(Seq2SeqRecipe):
             wordnet, why = load_wordnet()
             if wordnet is None:
                 raise InputError(f"--align-verb-forms / --insert-verbs need WordNet: {why}")
-            self.verb_keys = verb_forms(wordnet) if c.align_verb_forms else None
+            forms = verb_forms(wordnet)
+            self.verb_keys = forms if c.align_verb_forms else None
             self.is_verb = verb_test(wordnet) if c.insert_verbs else None
-            self.is_say = lambda word: "say" in wordnet._morphy(word.lower(), "v")
+            self.is_say = lambda word: "say" in forms(word)
         self.datasets, self.desc = load_headline_data(c)
         train = [p for name, (tr, _) in self.datasets.items()
                  for p in tr * (c.bbc_repeat if name == "bbc" and c.data == "both" else 1)]
