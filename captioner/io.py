@@ -59,6 +59,44 @@ def _alive(pid):
     return True
 
 
+@contextlib.contextmanager
+def exclusive_writer(paths, flag="--model"):
+    """Hold, for the whole read-modify-write of each file in `paths`, an exclusive lock that a
+    second captioner process asking for one of them is refused with one line (InputError), as the
+    batch commands refuse a second writer of their output.
+
+    The lock is `flock()` on a hidden `.NAME.lock` file beside each path (not on the file itself: an
+    atomic rewrite replaces its inode, which a waiting process would then lock freely). Paths are
+    locked in sorted order, so two processes over the same set never deadlock; a folder where no
+    lock file can be made (read-only, missing permission) is named as an InputError too."""
+    from captioner.errors import InputError
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    handles = []
+    try:
+        for path in sorted({os.path.abspath(os.fspath(p)) for p in paths if p}):
+            lock = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.lock")
+            try:
+                handle = open(lock, "a+b")
+            except OSError as e:
+                raise InputError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                raise InputError(f"{path}: another captioner process is changing this file now; wait for it "
+                                 "and run this command again") from None
+            handles.append(handle)
+        yield
+    finally:
+        for handle in handles:
+            handle.close()
+
+
 def write_text(path, text):
     """Write `text` (UTF-8) to `path` atomically."""
     with atomic_path(path) as tmp:

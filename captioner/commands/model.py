@@ -86,7 +86,7 @@ def register(subparsers):
                    "(default: product for decoders, mixture for classifiers)")
     e.add_argument("--beam-size", type=int, help="default: the first member's")
     e.add_argument("--alpha", type=float, help="default: the first member's")
-    e.set_defaults(func=run_ensemble)
+    e.set_defaults(func=_writing(run_ensemble, "output"))
     d = tools.add_parser("set-defaults", help="rewrite a model's saved decoding defaults, keeping its weights",
                          description=__doc__.split("\n\n")[3])
     d.add_argument("--model", required=True, help="an image captioner or Seq2Seq .keras file (rewritten in place)")
@@ -95,7 +95,7 @@ def register(subparsers):
     d.add_argument("--no-repeat-ngram", type=int, help="Seq2Seq only")
     d.add_argument("--copy", choices=("argmax", "distinct"), help="Seq2Seq only: an <unk> copies the most attended "
                    "source word, or the most attended one not yet written")
-    d.set_defaults(func=run_set_defaults)
+    d.set_defaults(func=_writing(run_set_defaults, "model"))
     t = tools.add_parser("add-truecaser", help="give a lower-cased word translator a truecaser from its training "
                          "targets", description=__doc__.split("\n\n")[4])
     t.add_argument("--model", required=True, help="a word-level Seq2Seq translator .keras (rewritten in place)")
@@ -104,12 +104,12 @@ def register(subparsers):
     add_split_arguments(t)
     t.add_argument("--beam-size", type=int, default=None, help="default: the model's")
     t.add_argument("--dry-run", action="store_true", help="measure only; leave the file and its card alone")
-    t.set_defaults(func=run_add_truecaser)
+    t.set_defaults(func=_writing(run_add_truecaser, "model"))
     b = tools.add_parser("slim-backbone", help="drop an unused ImageNet classifier from a pixel model's backbone",
                          description=__doc__.split("\n\n")[5])
     b.add_argument("--model", required=True, help="a pixel model .keras file (rewritten in place)")
     b.add_argument("--seed", type=int, default=0, help="seed of the random pixels the check uses")
-    b.set_defaults(func=run_slim_backbone)
+    b.set_defaults(func=_writing(run_slim_backbone, "model"))
     r = tools.add_parser("tune-rescorer", help="fit a transliteration model's n-best re-ranker on half of dev",
                          description=__doc__.split("\n\n")[6])
     datasets = os.path.join("..", "shared", "datasets", "dakshina-hi")
@@ -125,11 +125,11 @@ def register(subparsers):
     r.add_argument("--cache-dir", help="keep the decoded n-best lists here (JSON; a re-run only re-tunes)")
     r.add_argument("--json", help="write the figures here")
     r.add_argument("--output", help="save the model with the chosen rescorer here (atomically)")
-    r.set_defaults(func=run_tune_rescorer)
+    r.set_defaults(func=_writing(run_tune_rescorer, "output"))
     lean = tools.add_parser("store-lean", help="re-save models with float16 weights, the backbone by reference and no "
                             "optimizer state", description=__doc__.split("\n\n")[7])
     lean.add_argument("--model", action="append", required=True, help="a .keras file (rewritten in place); repeat")
-    lean.set_defaults(func=run_store_lean)
+    lean.set_defaults(func=_writing(run_store_lean, "model"))
     _add_tagger_tools(tools, __doc__.split("\n\n")[8])
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
@@ -167,7 +167,7 @@ def _add_tagger_tools(tools, description):
     f.add_argument("--describe", choices=("sentence", "object"), default="sentence",
                    help="object: an unfamiliar photo's caption is its steering object alone ('a photo of ...')")
     f.add_argument("--batch-size", type=int, default=32)
-    f.set_defaults(func=run_fit_tagger)
+    f.set_defaults(func=_writing(run_fit_tagger, "model"))
     w = tools.add_parser("learn-words", help="teach an image captioner words from folders of photos of them",
                          description=description)
     w.add_argument("--model", required=True, help="an image captioner .keras file (rewritten in place)")
@@ -182,7 +182,28 @@ def _add_tagger_tools(tools, description):
                    help="also read each photo enlarged to these input sides (e.g. 390: 13x13 cells, where small "
                         "objects fill a cell; tagging then runs the backbone once more per scale)")
     w.add_argument("--batch-size", type=int, default=32)
-    w.set_defaults(func=run_learn_words)
+    w.set_defaults(func=_writing(run_learn_words, "model"))
+
+
+def _writing(run, flag):
+    """`run` reading, changing and writing the file(s) of `args.<flag>` under one exclusive lock
+    (`captioner.io.exclusive_writer`): a second tool on the same model is refused with one line, so
+    neither change is lost; an output that is one of the tool's inputs is refused first."""
+    import functools
+
+    @functools.wraps(run)
+    def wrapped(args):
+        from captioner.io import check_output_not_input, exclusive_writer
+
+        value = getattr(args, flag, None)
+        paths = value if isinstance(value, list) else [value]
+        if flag == "output":
+            inputs = [*getattr(args, "members", []), *(getattr(args, name, None) for name in ("model", "train", "dev"))]
+            check_output_not_input(value, inputs)
+        with exclusive_writer(paths, flag=f"--{flag}"):
+            return run(args)
+
+    return wrapped
 
 
 def _argv_after(args, tool):

@@ -92,7 +92,13 @@ def register(subparsers):
 
 
 def parse_grid(task, items):
-    """["beam_size=1,3", "alpha=0,1"] -> [(name, [values])] in the order given; ValueError names the bad item."""
+    """["beam_size=1,3", "alpha=0,1"] -> [(name, [values])] in the order given; ValueError names the bad item,
+    or a value outside the commands' bounds (`captioner.errors.check_search_options`)."""
+    import math
+    import types
+
+    from captioner.errors import InputError, check_search_options
+
     grid, kinds = [], SETTINGS[task]
     for item in items:
         name, _, values = item.partition("=")
@@ -107,9 +113,14 @@ def parse_grid(task, items):
             raise ValueError(f"--grid {item!r}: a value is not a valid {name}") from None
         if not parsed:
             raise ValueError(f"--grid {item!r}: no values (NAME=V1,V2,...)")
-        if name == "beam_size" and min(parsed) < 1 or name in ("no_repeat_ngram", "coverage_penalty") \
-                and min(parsed) < 0:
-            raise ValueError(f"--grid {item!r}: {name} must be {'>= 1' if name == 'beam_size' else '>= 0'}")
+        for value in parsed:  # the commands' own bounds (a beam of 100000 or alpha nan is refused up front)
+            try:
+                check_search_options(types.SimpleNamespace(**{name: value}))
+            except InputError as exc:
+                raise ValueError(f"--grid {item!r}: {exc}") from None
+            if isinstance(value, float) and not math.isfinite(value) or \
+                    name in ("no_repeat_ngram", "coverage_penalty") and value < 0:
+                raise ValueError(f"--grid {item!r}: {name} must be a finite number >= 0")
         grid.append((name, parsed))
     return grid
 
@@ -283,6 +294,12 @@ def run(args):
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.output:  # before any decoding: an output over an input, or one that cannot be written, is refused
+        from captioner.io import check_output_not_input, check_writable
+
+        check_output_not_input(args.output, [args.model, *(getattr(args, name, None) for name in (
+            "features", "data", "dev", "bbc", "news_category"))])
+        check_writable(args.output)
     rows = []
     with contextlib.ExitStack() as stack:
         evaluate, splits, info = TASKS[args.task](args, stack)

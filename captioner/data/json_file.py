@@ -61,5 +61,28 @@ def json_rows(numbered, blank_error=None):
         if not isinstance(obj, dict):
             yield number, None, f"expected a JSON object, got {type(obj).__name__}"
             continue
+        surrogate = lone_surrogate(obj)
+        if surrogate:
+            yield number, None, (f"holds an escaped lone surrogate ({surrogate}), which is half of a UTF-16 pair "
+                                 "and no character: it cannot be read or written as UTF-8")
+            continue
         yield number, obj, None
+
+
+def lone_surrogate(obj):
+    """The first lone surrogate ("\\ud800") in any string of the parsed JSON `obj` (keys included), else
+    None. JSON may escape one (`"\\ud800"`); Python then holds a str that no UTF-8 writer accepts."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"\\u{ord(obj[e.start]):04x}"
+        return None
+    items = obj.items() if isinstance(obj, dict) else obj if isinstance(obj, list) else ()
+    for item in items:
+        for part in (item if isinstance(obj, dict) else (item,)):
+            found = lone_surrogate(part)
+            if found:
+                return found
+    return None
 

@@ -31,18 +31,37 @@ class CaptionSearchMixin:
     def feature(self):
         return KINDS[self.kind][0]
 
+    styles = {}  # a decoder trained on several corpora: {style name: its start token id} (CaptionDecoderModel)
+
     def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None, constraints=None,
-                 constraint_deadline=0):
+                 constraint_deadline=0, start_tokens=None):
         """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`.
         Object tags (`captioner.tagging`) as soft lexical constraints (``token_bonus`` (B, V)) or
-        hard, disjunctive ones (``constraints`` (B, C, D): constrained beam search)."""
-        return self.generator(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length,
+        hard, disjunctive ones (``constraints`` (B, C, D): constrained beam search).
+        ``start_tokens`` int32 (B,): each caption's first input token instead of ``<start>``, e.g. a
+        style token (`style_tokens`); one more input of the compiled search."""
+        inputs = (annotations,) if start_tokens is None else (annotations, start_tokens)
+        return self.generator(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
                               token_bonus=token_bonus, constraints=constraints,
                               constraint_deadline=constraint_deadline)
 
-    def _generate(self, annotations, beam_size, alpha, max_length):
+    def _generate(self, annotations, beam_size, alpha, max_length, start_tokens=None):
         """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
-        return self.generator.search(annotations, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        inputs = (annotations,) if start_tokens is None else (annotations, start_tokens)
+        return self.generator.search(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+
+    def style_tokens(self, style, batch_size):
+        """int32 (B,) start tokens of `style` (a name of `styles`), or None for a decoder without styles.
+        ValueError names the styles a decoder has when it has not this one."""
+        if not self.styles:
+            if style is not None:
+                raise ValueError(f"style {style!r}: this captioner was trained on one corpus and has no styles")
+            return None
+        if style is None:
+            style = next(iter(self.styles))
+        if style not in self.styles:
+            raise ValueError(f"style {style!r}: this captioner writes {', '.join(self.styles)}")
+        return np.full((batch_size,), self.styles[style], np.int32)
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -57,7 +76,7 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
 
     def __init__(self, vocab_size, annotation_dim, kind="attention", projection_dim=512,
                  embedding_dim=256, units=512, attention_units=256, dropout=0.5,
-                 attention_lambda=1.0, copy_tags=None, tag_vectors=None, **kwargs):
+                 attention_lambda=1.0, copy_tags=None, tag_vectors=None, styles=None, **kwargs):
         super().__init__(**kwargs)
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -71,6 +90,10 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         self.dropout = dropout
         self.attention_lambda = attention_lambda
         self.copy_tags = check_copy_tags(copy_tags, vocab_size) if copy_tags else None
+        # several corpora: each caption starts with its corpus's style token instead of <start>
+        self.styles = {str(k): int(v) for k, v in (styles or {}).items()}
+        if any(not 0 <= v < vocab_size for v in self.styles.values()):
+            raise ValueError(f"styles: token ids must be < vocab_size {vocab_size}, got {self.styles}")
         self.projection = keras.layers.Dense(projection_dim, activation="relu", name="projection")
         self.annotation_dropout = keras.layers.Dropout(dropout / 2)
         self.decoder = AttentionDecoder(
@@ -84,9 +107,11 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         if self.copy_tags:
             self._init_tagger(tag_vectors)
         self.built = True  # every weight exists now: checkpoints can be loaded before any call
-        # never generate <pad>, <unk> or <start>: a caption of real words only
-        self.generator = Generator(self.decoder, lambda x: (self.project(x), None, self.tag_state(x)),
-                                   banned_ids=(PAD_ID, UNK_ID, START_ID))
+        # never generate <pad>, <unk>, <start> or a style token: a caption of real words only; a style
+        # token comes in as the first input token (the generator's start-token path)
+        self.generator = Generator(
+            self.decoder, lambda x, start=None: (self.project(x), None, self.tag_state(x), start),
+            banned_ids=(PAD_ID, UNK_ID, START_ID, *self.styles.values()))
 
     # -- LSTM-C: copying the backbone's object tags ---------------------------------------------
     def _init_tagger(self, tag_vectors):
@@ -195,6 +220,7 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
             "units": self.units, "attention_units": self.attention_units, "dropout": self.dropout,
             "attention_lambda": self.attention_lambda,
             **({"copy_tags": self.copy_tags} if self.copy_tags else {}),
+            **({"styles": dict(self.styles)} if self.styles else {}),
         }
 
 

@@ -41,21 +41,33 @@ class ImageCaptioner(CaptionSearch, PixelModel):
     vocabulary_key = "vocabulary"
 
     def __init__(self, backbone, decoder, vocabulary, beam_size=3, alpha=0.0, max_length=20,
-                 training_config=None, tagger=None, **kwargs):
+                 training_config=None, tagger=None, style=None, **kwargs):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
         self.tagger_config = dict(tagger or {})  # ObjectTagger settings (bonus, known classes, ...); {}: its defaults
         self.decoder = deserialize(decoder)
         self.feature = self.decoder.feature
         self.set_search_defaults(beam_size, alpha, max_length)
+        # a decoder trained on several corpora writes in the style of any of them (`styles`); this one by default
+        self.style = style
+        self.decoder.style_tokens(style, 1)  # ValueError for a style the decoder has not
 
     _encode_fn = compiled_method(lambda self, pixels: self.features(pixels))  # (B, H, W, 3) -> annotations
 
-    def call(self, pixels, beam_size=None, alpha=None, max_length=None):
-        return self.decoder._generate(self.features(pixels), *self.search_options(beam_size, alpha, max_length))
+    @property
+    def styles(self):
+        """The styles this captioner writes (the corpora it was trained on, in order), [] for one corpus."""
+        return list(self.decoder.styles)
 
-    def generate(self, pixels, beam_size=None, alpha=None, max_length=None):
+    def call(self, pixels, beam_size=None, alpha=None, max_length=None):
+        features = self.features(pixels)
+        start = self.decoder.style_tokens(self.style, 1)
+        if start is not None:
+            start = tf.fill(tf.shape(features)[:1], int(start[0]))  # (B,) the default style's token
+        return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length), start)
+
+    def generate(self, pixels, beam_size=None, alpha=None, max_length=None, style=None):
         """Compiled `call` for uint8/float pixel batches; returns numpy arrays."""
-        return self.generate_from_features(self.encode(pixels), beam_size, alpha, max_length)
+        return self.generate_from_features(self.encode(pixels), beam_size, alpha, max_length, style=style)
 
     def encode(self, pixels):
         """Compiled backbone: pixel batch -> the decoder's annotations (a tensor).
@@ -66,13 +78,14 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         return self._encode_fn(tf.convert_to_tensor(pixels))
 
     def generate_from_features(self, features, beam_size=None, alpha=None, max_length=None, objects=False,
-                               pixels=None):
+                               pixels=None, style=None):
         """Compiled beam search over `encode`'s output (None: the model's defaults); numpy arrays.
 
         objects=True: the backbone's ImageNet head tags each image (`object_tagger`), confident
         tags of novel classes steer the search (a bonus, or constraints: the tagger's `search`),
         and the output gains "objects": [[Tag]] per image. pixels: the batch `features` was encoded
-        from, which learned words read at their larger input sizes (needed only then)."""
+        from, which learned words read at their larger input sizes (needed only then). style: one of
+        `styles` (None: the model's default style), for a captioner trained on several corpora."""
         tags, steering = None, {}
         if objects:
             features_np = np.asarray(features)
@@ -80,24 +93,28 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             tags, steering = self.tag_objects(features_np.mean(axis=1) if grid else features_np,
                                               features_np if grid else None, pixels=pixels)
         options = self.search_options(beam_size, alpha, max_length)
-        out = self.steered_search(lambda f, **kw: self.decoder.generate(f, *options, **kw), (features,), steering)
+        start = self.decoder.style_tokens(self.style if style is None else style, len(features))
+        inputs = (features,) if start is None else (features, start)
+        out = self.steered_search(lambda f, *s, **kw: self.decoder.generate(f, *options, **kw, start_tokens=(
+            s[0] if s else None)), inputs, steering)
         if tags is not None:
             self.finish_tagged(out, tags, steering, options[1])
         return out
 
-    def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False):
+    def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False, style=None):
         """Caption images: paths, bytes, PIL images or arrays (any size; resized without crop).
 
         objects=True: name what the backbone's ImageNet head sees (`captioner.tagging`; what
         `captioner caption` does by default);
-        False (default here, as the exported SavedModel decodes): the captioner alone. One `Caption` per image, in order.
+        False (default here, as the exported SavedModel decodes): the captioner alone. style: one of `styles`
+        (a captioner trained on several corpora; None: its default). One `Caption` per image, in order.
         """
         images = list(images)
         results = []
         for start in range(0, len(images), batch_size):
             batch = np.stack([self.load_pixels(img) for img in images[start:start + batch_size]])
             out = self.generate_from_features(self.encode(batch), beam_size, alpha, max_length,
-                                              objects=objects and self.can_tag_objects, pixels=batch)
+                                              objects=objects and self.can_tag_objects, pixels=batch, style=style)
             results.extend(self.decode_outputs(out))
         return results
 
@@ -125,5 +142,6 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
     def get_config(self):
         return {**super().get_config(), "decoder": keras.saving.serialize_keras_object(self.decoder),
-                **self.search_config(), **({"tagger": self.tagger_config} if self.tagger_config else {})}
+                **self.search_config(), **({"tagger": self.tagger_config} if self.tagger_config else {}),
+                **({"style": self.style} if self.style is not None else {})}
 

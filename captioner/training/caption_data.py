@@ -14,22 +14,30 @@ class CaptionExamples:
     """One row per (image, caption): the image's row in the feature array and its tokens."""
 
     rows: np.ndarray    # (N,) int: index into the feature array (image order of the dataset)
-    tokens: np.ndarray  # (N, L + 2) int32: <start> w1 .. wn <end> <pad>...
+    tokens: np.ndarray  # (N, L + 2) int32: <start> w1 .. wn <end> <pad>... (<start>: the row's style token)
     lengths: np.ndarray  # (N,) tokens incl. start/end
+    corpus: np.ndarray = None  # (N,) int: the corpus of each row (several corpora), else None
 
     @classmethod
-    def build(cls, dataset, vocab, max_words):
-        rows, seqs = [], []
+    def build(cls, dataset, vocab, max_words, start_ids=None):
+        """start_ids: {image path: (corpus index, start token id)} where captions of several corpora
+        start with their corpus's style token (`captioner.training.caption_corpora`); None: <start>."""
+        rows, seqs, corpus = [], [], []
         for i, path in enumerate(dataset.image_paths):
             for caption in dataset.captions[path]:
                 words = tokenize(caption)[:max_words]
                 if words:
                     rows.append(i)
-                    seqs.append(vocab.encode(words, add_start=True, add_end=True))
+                    seq = vocab.encode(words, add_start=True, add_end=True)
+                    if start_ids is not None:
+                        corpus.append(start_ids[path][0])
+                        seq[0] = start_ids[path][1]
+                    seqs.append(seq)
         tokens = np.full((len(seqs), max_words + 2), PAD_ID, dtype=np.int32)
         for j, s in enumerate(seqs):
             tokens[j, : len(s)] = s
-        return cls(np.array(rows), tokens, np.array([len(s) for s in seqs]))
+        return cls(np.array(rows), tokens, np.array([len(s) for s in seqs]),
+                   np.array(corpus) if start_ids is not None else None)
 
     def __len__(self):
         return len(self.rows)
@@ -37,21 +45,39 @@ class CaptionExamples:
     def steps_per_epoch(self, batch_size):
         return int(np.ceil(len(self) / batch_size))
 
-    def batches(self, epoch, seed, batch_size):
+    def epoch_order(self, epoch, seed, shares=None):
+        """The example indices of one pass, shuffled by (seed, epoch) alone. shares: each corpus's
+        share of the pass's len(self) examples (a corpus under its natural share drawn without
+        repeats, one over it repeated: every caption once, then a fresh draw)."""
+        rng = np.random.default_rng(seed + epoch)
+        if shares is None:
+            return rng.permutation(len(self))
+        parts = []
+        for c, share in enumerate(shares):
+            members = np.flatnonzero(self.corpus == c)
+            want = int(round(share * len(self)))
+            draws = [rng.permutation(members) for _ in range(-(-want // max(len(members), 1)))]
+            parts.append(np.concatenate(draws)[:want] if draws else members[:0])
+        return rng.permutation(np.concatenate(parts))
+
+    def batches(self, epoch, seed, batch_size, shares=None):
         """One pass for `epoch`: (rows into the feature array, tokens cut to the batch's longest
-        caption) per batch, shuffled by (seed, epoch) alone."""
-        order = np.random.default_rng(seed + epoch).permutation(len(self))
+        caption) per batch, shuffled by (seed, epoch) alone; `shares` as in `epoch_order`."""
+        order = self.epoch_order(epoch, seed, shares)
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             yield self.rows[idx], self.tokens[idx, :int(self.lengths[idx].max())]
 
 
-def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=100):
-    """Beam-decode feature rows; returns {key: caption text}."""
+def decode_captions(model, features, keys, vocab, beam_size=3, alpha=0.0, max_length=20, batch_size=100,
+                    style=None):
+    """Beam-decode feature rows; returns {key: caption text}. style: the style a decoder trained on
+    several corpora writes in (its start token)."""
     out = {}
     for start in range(0, len(keys), batch_size):
-        result = model.generate(features[start:start + batch_size], beam_size=beam_size, alpha=alpha,
-                                max_length=max_length)
+        batch = features[start:start + batch_size]
+        extra = {} if style is None else {"start_tokens": model.style_tokens(style, len(batch))}
+        result = model.generate(batch, beam_size=beam_size, alpha=alpha, max_length=max_length, **extra)
         out.update(zip(keys[start:start + batch_size], hypothesis_texts(result, vocab)))
     return out
 

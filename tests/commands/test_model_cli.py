@@ -173,3 +173,50 @@ def test_two_document_classifiers_become_one_file_that_captioner_classify_reads(
     assert main(["model", "ensemble", *paths, "--output", str(tmp_path / "y.keras"), "--beam-size", "3"]) == 2
     assert "document classifiers have none" in capsys.readouterr().err
     assert not (tmp_path / "x.keras").exists() and not (tmp_path / "y.keras").exists()
+
+
+def test_a_second_tool_on_a_model_being_changed_is_refused_and_the_file_kept(captioner_file, capsys):
+    """Issue 66 item 1: every in-place tool holds the model's writer lock for its read-modify-write."""
+    from captioner.io import exclusive_writer
+
+    with exclusive_writer([captioner_file]):  # another process's set-defaults, say, mid-write
+        for argv in (["set-defaults", "--model", str(captioner_file), "--beam-size", "3"],
+                     ["store-lean", "--model", str(captioner_file)],
+                     ["fit-tagger", "--model", str(captioner_file), "--from-model", str(captioner_file)]):
+            assert main(["model", *argv]) == 2
+            err = capsys.readouterr().err
+            assert "another captioner process is changing this file" in err and "Traceback" not in err
+    assert keras.models.load_model(captioner_file).beam_size == 2  # untouched
+    assert main(["model", "set-defaults", "--model", str(captioner_file), "--beam-size", "3"]) == 0  # released
+
+
+@pytest.mark.slow
+def test_two_set_defaults_at_once_keep_both_changes_or_refuse_one(captioner_file):
+    """Issue 66 item 1: two processes at once; never both 'done' with one change lost."""
+    import subprocess
+    import sys
+
+    runs = [subprocess.Popen([sys.executable, "-m", "captioner", "model", "set-defaults", "--model",
+                              str(captioner_file), *change], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for change in (["--beam-size", "3"], ["--alpha", "0.9"])]
+    results = [(r.wait(timeout=300), r.stderr.read()) for r in runs]
+    model = keras.models.load_model(captioner_file)
+    card = json.loads(captioner_file.with_suffix(".json").read_text())
+    done = [rc == 0 for rc, _ in results]
+    assert any(done)
+    if all(done):
+        assert (model.beam_size, model.alpha) == (3, 0.9)
+    else:
+        refused = results[done.index(False)]
+        assert refused[0] == 2 and "another captioner process is changing this file" in refused[1]
+        assert (model.beam_size, model.alpha) in ((3, 0.0), (2, 0.9))
+    assert sum("set-defaults" in c for c in card["command"]) == sum(done)
+
+
+def test_an_ensemble_over_one_of_its_members_is_refused(members, tmp_path, capsys):
+    """Issue 66 item 2: --output naming a member would replace that member (and its card)."""
+    before = [open(p, "rb").read() for p in members]
+    card = (tmp_path / "s0.json").read_text()
+    assert main(["model", "ensemble", *members, "--output", members[0]]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert [open(p, "rb").read() for p in members] == before and (tmp_path / "s0.json").read_text() == card

@@ -91,13 +91,22 @@ def test_refuses_bad_options(model_path, tmp_path, capsys):
     assert "--no-repeat-ngram must be >= 0" in err and "not both" in err
 
 
-def test_a_lone_surrogate_row_is_an_error_row_and_the_others_are_answered(model_path, tmp_path):
-    """Issue 40 item 13: {"text": "\\ud800 tax"} must not take the run down."""
-    src = tmp_path / "docs.jsonl"
-    src.write_text('{"text": "a b"}\n{"text": "\\ud800 tax"}\n{"text": "d a"}\n', encoding="utf-8")
-    out = tmp_path / "out.jsonl"
-    status = main(["summarize", "--model", model_path, "--input", str(src), "--output", str(out)])
-    rows = rows_of(out)
-    assert len(rows) == 3 and isinstance(rows[0]["summary"], str) and isinstance(rows[2]["summary"], str)
-    assert status == (1 if rows[1]["summary"] is None else 0)
-    json.dumps(rows, ensure_ascii=False).encode("utf-8")  # the output is valid UTF-8
+def test_a_lone_surrogate_row_is_an_error_row_and_the_others_are_answered(model_path, tmp_path, capsys):
+    """Issue 40 item 13 and issue 66 item 3: {"text": "\\ud800 tax"} (first, or between good rows) is an
+    error row naming the surrogate; every good row's headline is written."""
+    for lines in (['{"text": "\\ud800 tax"}', '{"text": "a b"}'],
+                  ['{"text": "a b"}', '{"id": "\\udfff", "text": "c"}', '{"text": "d a"}']):
+        src = tmp_path / "docs.jsonl"
+        src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = tmp_path / "out.jsonl"
+        assert main(["summarize", "--model", model_path, "--input", str(src), "--output", str(out)]) == 1
+        rows = rows_of(out)
+        assert len(rows) == len(lines)
+        bad = [i for i, line in enumerate(lines) if "\\ud" in line]
+        for i, row in enumerate(rows):
+            if i in bad:
+                assert row["summary"] is None and "lone surrogate" in row["error"] and "\\u" in row["error"]
+            else:
+                assert isinstance(row["summary"], str)
+        assert "lone surrogate" in capsys.readouterr().err
+        json.dumps(rows, ensure_ascii=False).encode("utf-8")  # the output is valid UTF-8

@@ -40,6 +40,14 @@ def test_the_grid_is_every_combination_in_order_with_greedy_once():
     assert choose([{"dev": {"CER": 9.0}}, {"dev": {"CER": 4.0}}], "dev", "CER") == {"dev": {"CER": 4.0}}
 
 
+@pytest.mark.parametrize("item", ["beam_size=100000", "beam_size=65", "alpha=nan", "alpha=inf", "alpha=-1",
+                                  "coverage_penalty=nan"])
+def test_the_grid_is_held_to_the_commands_bounds(item):
+    """Issue 66 item 6: a beam of 100000 (4 GB, then a traceback) or alpha nan (IndexError) is refused up front."""
+    with pytest.raises(ValueError, match="--grid"):
+        parse_grid("translate", [item])
+
+
 def test_a_bad_grid_is_exit_2_before_anything_loads(tmp_path, capsys):
     assert main(["sweep", "transliterate", "--model", str(tmp_path / "missing.keras"), "--grid", "beam=3"]) == 2
     assert "transliterate settings are beam_size, alpha" in capsys.readouterr().err

@@ -144,3 +144,37 @@ def write_shapes_flickr8k(root):
     (root / "Flickr_8k.trainImages.txt").write_text("\n".join(names[:18]) + "\n")
     (root / "Flickr_8k.devImages.txt").write_text("\n".join(names[18:]) + "\n")
     return root
+
+
+def write_shapes_img2dataset(root, shards=(("00000", 12), ("00001", 6)), start=0):
+    """An img2dataset-layout corpus of drawn shapes under `root` (KEY.jpg, KEY.txt, KEY.json per
+    photo, one folder per shard, global keys from `start`), captioned as web alt-text would
+    ("drawing of a red square"), plus what a real download holds: a caption whose photo failed and
+    a photo whose caption is empty. Returns `root`."""
+    import json
+
+    from PIL import Image, ImageDraw
+
+    root = Path(root)
+    rng = np.random.default_rng(1)
+    key = start
+    for shard, count in shards:
+        folder = root / shard
+        folder.mkdir(parents=True)
+        for _ in range(count):
+            colour, shape = list(COLOURS)[key % 3], SHAPES[(key // 3) % 2]
+            img = Image.new("RGB", (64, 64), (20, 20, 30))
+            x, y = rng.integers(4, 24, 2)
+            box = (int(x), int(y), int(x) + 30, int(y) + 30)
+            (ImageDraw.Draw(img).rectangle if shape == "square" else ImageDraw.Draw(img).ellipse)(
+                box, fill=COLOURS[colour])
+            stem = folder / f"{key:09d}"
+            img.save(f"{stem}.jpg", quality=92)
+            Path(f"{stem}.txt").write_text(f"drawing of a {colour} {shape} on a dark background")
+            Path(f"{stem}.json").write_text(json.dumps({"url": f"https://example.org/{key}.jpg", "key": f"{key:09d}"}))
+            key += 1
+        (folder / f"{key:09d}.txt").write_text("a caption whose photo failed to download")
+        Image.new("RGB", (64, 64)).save(folder / f"{key + 1:09d}.jpg")
+        (folder / f"{key + 1:09d}.txt").write_text("  \n")
+        key += 2
+    return root

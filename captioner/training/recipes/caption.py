@@ -36,8 +36,14 @@ HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
 
 @dataclasses.dataclass(kw_only=True)
 class Config(SCSTOptions, TrainConfig):
-    data_dir: str = option(help="dataset folder (Flickr8k layout) or images root (COCO)")
+    data_dir: str | None = option(None, help="dataset folder (Flickr8k layout) or images root (COCO); or --corpus")
     format: str = option("flickr8k", choices=("flickr8k", "coco"))
+    corpus: list = option([], action="append", metavar="FORMAT:DIR[:train=..][:dev=..][:style=..][:share=..]",  # noqa: RUF009
+                          help="a caption corpus (repeat for several: one decoder, a style token per corpus; "
+                               "formats flickr8k, coco, img2dataset; see captioner.training.caption_corpora); "
+                               "instead of --data-dir/--format")
+    default_style: str | None = option(None, help="with --corpus: the style the saved model writes unless told "
+                                                  "(default: the first corpus's)")
     karpathy_json: str | None = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
     train_split: str = option("train")
     dev_split: str | None = option(None, help="default: dev (flickr8k) / val (coco)")

@@ -24,11 +24,50 @@ class Caption(Recipe):
         from captioner.data import load_coco_karpathy, load_flickr8k
         from captioner.errors import InputError
 
+        if self.corpora:
+            return self._corpora_split("train" if split == self.cfg.train_split else "dev")
+        if not self.cfg.data_dir:
+            raise InputError("give --data-dir (with --format) or one or more --corpus")
         if self.cfg.format == "flickr8k":
             return load_flickr8k(self.cfg.data_dir, split=split)
         if not self.cfg.karpathy_json:
             raise InputError("--format coco needs --karpathy-json")
         return load_coco_karpathy(self.cfg.karpathy_json, self.cfg.data_dir, split=split)
+
+    @property
+    def corpora(self):
+        """The --corpus specs (`captioner.training.caption_corpora.Corpus`), [] for --data-dir."""
+        from captioner.training.caption_corpora import parse_corpus
+
+        if not hasattr(self, "_corpora"):
+            self._corpora = [parse_corpus(spec) for spec in self.cfg.corpus or ()]
+            styles = [c.style for c in self._corpora]
+            if len(set(styles)) != len(styles):
+                from captioner.errors import InputError
+
+                raise InputError(f"--corpus: two corpora share a style ({styles}); give each its own style=")
+        return self._corpora
+
+    def _corpora_split(self, split):
+        """Every corpus's `split` ("train" / "dev") as one CaptionDataset; metadata["corpus"]: {path: corpus
+        index}. Photos are keyed by file name in the feature store: two corpora with one name are refused."""
+        from captioner.data import CaptionDataset
+        from captioner.errors import InputError
+
+        paths, captions, which, names = [], {}, {}, {}
+        for index, corpus in enumerate(self.corpora):
+            part = corpus.load(split, self.cfg.karpathy_json)
+            for path in part.image_paths:
+                name = os.path.basename(path)
+                if name in names:
+                    raise InputError(f"{path}: has the file name of {names[name]}; the feature store keys photos by "
+                                     "file name, so two corpora cannot share one")
+                names[name] = path
+                paths.append(path)
+                captions[path] = part.captions[path]
+                which[path] = index
+        return CaptionDataset(paths, captions, name="+".join(c.style for c in self.corpora), split=split,
+                              metadata={"corpus": which})
 
     def prepare(self, trainer):
         from captioner.features.store import FeatureStore
@@ -37,6 +76,11 @@ class Caption(Recipe):
         from captioner.training.caption_data import CaptionExamples
 
         cfg = self.cfg
+        if self.corpora and getattr(cfg, "scst", False):
+            from captioner.errors import InputError
+
+            raise InputError("--scst with --corpus: self-critical training of a several-corpora captioner is not "
+                             "built yet; train it with cross-entropy")
         self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
         self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
         train, dev = self._split(cfg.train_split), self._split(self.dev_split)
@@ -48,7 +92,16 @@ class Caption(Recipe):
             train.image_paths = kept
         self.before_data(trainer, train)
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
-        dev.image_paths = dev.image_paths[: cfg.dev_limit] if cfg.dev_limit else dev.image_paths
+        if cfg.dev_limit and self.corpora:  # the first N dev photos of each corpus
+            taken, kept = {}, []
+            for path in dev.image_paths:
+                corpus = dev.metadata["corpus"][path]
+                taken[corpus] = taken.get(corpus, 0) + 1
+                if taken[corpus] <= cfg.dev_limit:
+                    kept.append(path)
+            dev.image_paths = kept
+        elif cfg.dev_limit:
+            dev.image_paths = dev.image_paths[: cfg.dev_limit]
         needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
         bad = self._extract(trainer, needed)
         if bad:
@@ -63,11 +116,25 @@ class Caption(Recipe):
             self.train_feats, self.dev_feats, self.backbone = load(train.image_paths), load(dev.image_paths), store.backbone
         self.vocab = trainer.cached("vocabulary.json", lambda: self.build_vocabulary(train))
         log.info("vocabulary: %d words (min count %d)", len(self.vocab), cfg.min_count)
-        self.examples = CaptionExamples.build(train, self.vocab, cfg.max_caption_length)
+        self.examples = CaptionExamples.build(train, self.vocab, cfg.max_caption_length, self.start_ids(train))
         self.train_set = train
         self.dev, self.references = dev, {p: dev.captions[p] for p in dev.image_paths}
         self.data = {"format": cfg.format, "data_dir": cfg.data_dir, "train_split": cfg.train_split,
                      "train_images": len(train.image_paths), "train_captions": len(self.examples)}
+        if self.corpora:
+            from captioner.training.caption_corpora import epoch_shares
+
+            sizes = [int((self.examples.corpus == i).sum()) for i in range(len(self.corpora))]
+            self.shares = epoch_shares(self.corpora, sizes)
+            self.metric = "dev_CIDEr"  # the mean over the corpora, each decoded in its own style
+            self.selection = f"dev CIDEr-D, mean over {', '.join(self.styles)} (python CIDEr-D, beam {cfg.beam_size})"
+            self.data = {"corpora": [
+                {"style": c.style, "format": c.format, "data_dir": c.data_dir, "train_split": c.train,
+                 "dev_split": c.dev, "train_images": sum(train.metadata["corpus"][p] == i for p in train.image_paths),
+                 "train_captions": sizes[i], "epoch_share": round(self.shares[i], 4)}
+                for i, c in enumerate(self.corpora)],
+                "train_images": len(train.image_paths), "train_captions": len(self.examples)}
+            log.info("corpora: %s", self.data["corpora"])
         info = {"backbone": self.backbone, "vocab_size": len(self.vocab), "train_images": len(train.image_paths),
                 "train_captions": len(self.examples), "dev_images": len(dev.image_paths), "data": self.data}
         return info
@@ -87,6 +154,19 @@ class Caption(Recipe):
         """The --hold-out-words, a set (empty: none)."""
         return {w.strip().lower() for w in (getattr(self.cfg, "hold_out_words", None) or "").split(",") if w.strip()}
 
+    @property
+    def styles(self):
+        return [c.style for c in self.corpora]
+
+    def start_ids(self, dataset):
+        """{path: (corpus index, its style token id)} of a several-corpora split, else None (<start>)."""
+        from captioner.training.caption_corpora import style_token
+
+        if not self.corpora:
+            return None
+        ids = [self.vocab.token_to_id(style_token(s)) for s in self.styles]
+        return {p: (c, ids[c]) for p, c in dataset.metadata["corpus"].items()}
+
     def build_vocabulary(self, train):
         """The training captions' words seen at least --min-count times, then the held-out words
         (ids the decoder can be made to say, though it never saw them)."""
@@ -95,6 +175,10 @@ class Caption(Recipe):
         vocab = Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
                                  min_count=self.cfg.min_count)
         extra = sorted(self.held_out_words() - set(vocab.tokens))
+        if self.corpora:  # the style tokens, last: "<web>" is no word the tokenizer makes
+            from captioner.training.caption_corpora import style_token
+
+            vocab = Vocabulary(vocab.tokens + tuple(style_token(s) for s in self.styles), vocab.metadata)
         return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
 
     def _extract(self, trainer, paths):
@@ -128,6 +212,10 @@ class Caption(Recipe):
         if getattr(c, "copy_tags", False):
             spec, vectors = copy_tags_spec(self.vocab, self.backbone)
             copy = {"copy_tags": spec, "tag_vectors": vectors}
+        if self.corpora:
+            from captioner.training.caption_corpora import style_token
+
+            copy["styles"] = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
         return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
                                    projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
                                    attention_units=c.attention_units, dropout=c.dropout,
@@ -137,36 +225,55 @@ class Caption(Recipe):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
 
     def batches(self, epoch, seed):
-        for rows, toks in self.examples.batches(epoch, seed, self.cfg.batch_size):
+        for rows, toks in self.examples.batches(epoch, seed, self.cfg.batch_size, getattr(self, "shares", None)):
             yield {"annotations": self.train_feats[rows], "tokens": toks[:, :-1]}, toks[:, 1:]
 
-    def decode(self, model, beam_size=None, tool="python", meteor=True):
+    def decode(self, model, beam_size=None, tool="python", meteor=True, corpus=None):
+        """(scores, {path: caption}) on dev; several corpora: on `corpus`'s dev photos (an index), in its style."""
         from captioner.metrics import evaluate_captions
         from captioner.training.caption_data import decode_captions
 
         model = getattr(model, "captioner", model)  # a training step that wraps the decoder (SCST)
-        hyps = decode_captions(model, self.dev_feats, self.dev.image_paths, self.vocab,
-                               beam_size=beam_size or self.cfg.beam_size, alpha=self.cfg.alpha,
-                               max_length=self.cfg.max_length)
-        return evaluate_captions(self.references, hyps, tool=tool, meteor=meteor), hyps
+        paths, feats, style = self.dev.image_paths, self.dev_feats, None
+        if corpus is not None:
+            import numpy as np
+
+            rows = np.array([i for i, p in enumerate(paths) if self.dev.metadata["corpus"][p] == corpus])
+            paths, feats, style = [paths[i] for i in rows], self.dev_feats[rows], self.styles[corpus]
+        hyps = decode_captions(model, feats, paths, self.vocab, beam_size=beam_size or self.cfg.beam_size,
+                               alpha=self.cfg.alpha, max_length=self.cfg.max_length, style=style)
+        return evaluate_captions({p: self.references[p] for p in paths}, hyps, tool=tool, meteor=meteor), hyps
 
     def evaluate_dev(self, model):
         from captioner.metrics.distinct import caption_statistics
 
-        scores, hyps = self.decode(model, meteor=False)
-        return {"dev_BLEU-4": scores["BLEU-4"], "dev_CIDEr": scores["CIDEr"], **caption_statistics(hyps.values())}
+        if not self.corpora:
+            scores, hyps = self.decode(model, meteor=False)
+            return {"dev_BLEU-4": scores["BLEU-4"], "dev_CIDEr": scores["CIDEr"], **caption_statistics(hyps.values())}
+        out = {}
+        for i, style in enumerate(self.styles):
+            scores, hyps = self.decode(model, meteor=False, corpus=i)
+            out.update({f"dev_{style}_BLEU-4": scores["BLEU-4"], f"dev_{style}_CIDEr": scores["CIDEr"],
+                        **{k.replace("dev_", f"dev_{style}_", 1): v for k, v in caption_statistics(hyps.values()).items()}})
+        out["dev_CIDEr"] = sum(out[f"dev_{s}_CIDEr"] for s in self.styles) / len(self.styles)
+        return out
 
     def evaluate(self, model, trainer):
         from captioner.io import write_json
 
-        metrics = {"split": f"{self.cfg.format} {self.dev_split}", "images": len(self.dev.image_paths),
+        split = " + ".join(f"{c.style} {c.dev}" for c in self.corpora) or f"{self.cfg.format} {self.dev_split}"
+        metrics = {"split": split, "images": len(self.dev.image_paths),
                    **self.metrics_before()}
         for beam in [int(b) for b in self.cfg.final_eval_beams.split(",") if b]:
-            t = time.perf_counter()
-            scores, _ = self.decode(model, beam_size=beam, tool="auto")
-            metrics[f"beam_{beam}"] = {**scores, "decode_seconds": round(time.perf_counter() - t, 1)}
-            log.info("dev beam %d: %s", beam, scores)
-        _, hyps = self.decode(model, meteor=False)
+            for corpus in range(len(self.corpora)) if self.corpora else [None]:
+                t = time.perf_counter()
+                scores, _ = self.decode(model, beam_size=beam, tool="auto", corpus=corpus)
+                key = f"beam_{beam}" if corpus is None else f"{self.styles[corpus]}_beam_{beam}"
+                metrics[key] = {**scores, "decode_seconds": round(time.perf_counter() - t, 1)}
+                log.info("dev %s: %s", key, scores)
+        hyps = {}
+        for corpus in range(len(self.corpora)) if self.corpora else [None]:
+            hyps.update(self.decode(model, meteor=False, corpus=corpus)[1])
         write_json(trainer.run_dir.path("dev_samples.json"), [
             {"image": os.path.basename(p), "caption": hyps[p], "references": self.references[p][:2]}
             for p in self.dev.image_paths[:20]])
@@ -188,5 +295,7 @@ class Caption(Recipe):
             from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
 
             model.transfer_word_weights(unseen, vocabulary_vectors(self.vocab, load_word_vectors(TRANSFER_VECTORS)))
+        style = (c.default_style or self.styles[0]) if self.corpora else None
         return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
-                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed})
+                              alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed},
+                              style=style)

@@ -1,0 +1,88 @@
+"""`captioner train caption --corpus ... --corpus ...`: one decoder on two corpora (Flickr8k and the
+img2dataset layout), each caption started by its corpus's style token; the saved model writes either
+style on request, never a style token, and loads in a fresh process."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from captioner.cli import main
+from support import fresh_python
+from support.training import TINY_CAPTION, write_shapes_flickr8k, write_shapes_img2dataset
+
+
+@pytest.fixture(scope="module")
+def two_corpora(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpora")
+    flickr = write_shapes_flickr8k(root / "flickr8k")
+    web = write_shapes_img2dataset(root / "web", start=500)
+    out = root / "out"
+    argv = ["train", "caption", "--corpus", str(flickr), "--features", str(out / "features.h5"),
+            "--output-dir", str(out / "run"), *TINY_CAPTION, "--epochs", "8", "--patience", "8",
+            "--corpus", f"img2dataset:{web}:train=00000:dev=00001:share=0.5"]
+    argv[3] = f"flickr8k:{flickr}"
+    assert main(argv) == 0
+    return out / "run", flickr, web
+
+
+def test_one_model_writes_each_corpus_in_its_style(two_corpora):
+    run, flickr, web = two_corpora
+    model = keras.models.load_model(run / "model.keras")
+    assert model.styles == ["flickr8k", "web"] and model.style == "flickr8k"
+    assert model.decoder.styles == {"flickr8k": len(model.vocabulary) - 2, "web": len(model.vocabulary) - 1}
+    images = sorted(str(p) for p in (flickr / "Images").glob("*.jpg"))[-6:]  # Flickr8k's dev photos
+    plain = [c.text for c in model.caption(images)]
+    styled = [c.text for c in model.caption(images, style="web")]
+    for text in plain + styled:
+        assert "<" not in text and text
+    # the web corpus's alt-text wording on request, Flickr8k's by default, on the same photos
+    assert any("drawing" in t for t in styled) and not any("drawing" in t for t in plain)
+    with pytest.raises(ValueError, match="writes flickr8k, web"):
+        model.caption(images[:1], style="news")
+    card = json.loads((run / "model.json").read_text())
+    corpora = card["data"]["corpora"]
+    assert [c["style"] for c in corpora] == ["flickr8k", "web"] and corpora[1]["epoch_share"] == 0.5
+    assert corpora[1]["train_images"] == 12  # the caption without a photo and the empty caption skipped
+    for key in ("flickr8k_beam_1", "web_beam_1"):
+        assert "CIDEr" in card["metrics"][key]
+    history = json.loads((run / "history.json").read_text())
+    assert all({"dev_CIDEr", "dev_web_CIDEr", "dev_flickr8k_BLEU-4"} <= set(h) for h in history)
+
+
+def test_the_style_travels_with_the_file(two_corpora):
+    run, _, web = two_corpora
+    image = sorted(str(p) for p in (web / "00001").glob("*.jpg"))[0]
+    code = ("import sys, captioner, keras; m = keras.models.load_model(sys.argv[1]); "
+            "print(m.caption([sys.argv[2]], style='web')[0].text)")
+    result = fresh_python.run(code, str(run / "model.keras"), image)
+    assert result.returncode == 0, result.stderr
+    model = keras.models.load_model(run / "model.keras")
+    assert result.stdout.strip() == model.caption([image], style="web")[0].text
+
+
+def test_epoch_shares_draw_each_corpus_at_its_share():
+    from captioner.training.caption_corpora import epoch_shares, parse_corpus
+    from captioner.training.caption_data import CaptionExamples
+
+    corpora = [parse_corpus("flickr8k:x"), parse_corpus("img2dataset:y:train=0:dev=1:share=0.25")]
+    assert epoch_shares(corpora, [300, 100]) == [0.75, 0.25]
+    corpus = np.array([0] * 300 + [1] * 20)
+    examples = CaptionExamples(np.arange(320), np.zeros((320, 4), np.int32), np.full(320, 3), corpus)
+    order = examples.epoch_order(0, 1, [0.75, 0.25])
+    assert len(order) == 320 and (corpus[order] == 1).sum() == 80  # 20 captions repeated to a quarter
+    assert sorted(set(order[corpus[order] == 1])) == list(range(300, 320))
+    assert not np.array_equal(order, examples.epoch_order(1, 1, [0.75, 0.25]))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("flickr8k", "expected FORMAT:DIR"), ("tsv:x", "format 'tsv'"), ("img2dataset:x", "needs train=SHARDS"),
+    ("flickr8k:x:share=2", "must be a number in"), ("flickr8k:x:colour=red", "fields are"),
+    ("flickr8k:x:style=a b", "letters, digits")])
+def test_a_bad_corpus_spec_is_named(spec, message):
+    from captioner.errors import InputError
+    from captioner.training.caption_corpora import parse_corpus
+
+    with pytest.raises(InputError, match=message):
+        parse_corpus(spec)
