@@ -162,11 +162,43 @@ def check_writable(path, flag="--output"):
         raise InputError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None
 
 
+# byte-order marks, longest first (UTF-32-LE's starts with UTF-16-LE's)
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xef\xbb\xbf", "utf-8"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def user_text_bytes(raw, name):
+    """A user's text file as UTF-8 bytes with "\n" line ends, for every text command alike: a
+    byte-order mark dropped, UTF-16/32 with one decoded (InputError naming `name` when it does not
+    decode), "\r\n" and a lone "\r" read as "\n". NUL bytes (UTF-16 without a byte-order mark, or
+    not a text file) are an InputError naming the line: they would reach a model as characters."""
+    from captioner.errors import InputError
+
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            if encoding != "utf-8":
+                try:
+                    raw = raw[len(bom):].decode(encoding).encode("utf-8")
+                except UnicodeError as e:
+                    raise InputError(f"{name}: starts with a {encoding.upper()} byte-order mark but does not "
+                                     f"decode as {encoding.upper()} ({e.reason}); save it as UTF-8") from None
+            else:
+                raw = raw[len(bom):]
+            break
+    raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise InputError(f"{name}: line {line} holds NUL bytes: UTF-16/32 text without a byte-order mark, or "
+                         "not a text file; save it as UTF-8")
+    return raw
+
+
 def numbered_lines(path=None):
     """[(line number, text or None)] of the text file at `path` (None: standard input), for a batch
-    command that reports a bad line and goes on: None for a line that is not UTF-8, a byte-order
-    mark skipped, "\r\n" read as "\n", an empty file no lines. InputError naming the file when it
-    cannot be read."""
+    command that reports a bad line and goes on: None for a line that is not UTF-8, the file read as
+    `user_text_bytes` reads it (UTF-16/32 with a byte-order mark decoded, CRLF and CR as LF, NUL bytes
+    refused), an empty file no lines. InputError naming the file when it cannot be read."""
     import sys
 
     from captioner.errors import InputError
@@ -179,14 +211,11 @@ def numbered_lines(path=None):
             raise InputError(f"{path}: cannot be read ({e.strerror})") from None
     else:
         raw = sys.stdin.buffer.read()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    raw = user_text_bytes(raw, path or "<stdin>")
     if not raw:
         return []  # an empty file has no lines (not one empty line)
     out = []
     for i, line in enumerate(raw.split(b"\n"), start=1):
-        if line.endswith(b"\r"):
-            line = line[:-1]
         try:
             out.append((i, line.decode("utf-8")))
         except UnicodeDecodeError:

@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from captioner.io import write_json
 
 KILLED_MID_WRITE = """
@@ -128,3 +130,30 @@ def test_output_stream_refuses_an_unwritable_path_in_one_line(tmp_path):
     with output_stream(str(tmp_path / "ok.txt")) as f:
         f.write("kept\n")
     assert (tmp_path / "ok.txt").read_text() == "kept\n"
+
+
+def test_a_users_text_file_from_another_system_is_read_as_its_words(tmp_path):
+    """Issue 66 items 4 and 5: UTF-16/32 with a byte-order mark decoded, CRLF and lone CR as line
+    ends, NUL bytes (UTF-16 without a mark) refused by name; one reader for every text command."""
+    from captioner.errors import InputError
+    from captioner.io import numbered_lines
+
+    text = "Ein Hund läuft.\nZwei Katzen.\n"
+    for encoding in ("utf-16", "utf-16-be", "utf-32", "utf-8-sig"):
+        path = tmp_path / f"{encoding}.txt"
+        raw = text.encode(encoding)
+        if encoding == "utf-16-be":
+            raw = b"\xfe\xff" + raw
+        path.write_bytes(raw)
+        assert numbered_lines(str(path)) == [(1, "Ein Hund läuft."), (2, "Zwei Katzen.")], encoding
+    for ends in (b"\r\n", b"\r"):
+        path = tmp_path / "ends.txt"
+        path.write_bytes(b"a b" + ends + b"c" + ends)
+        assert numbered_lines(str(path)) == [(1, "a b"), (2, "c")]
+    path = tmp_path / "nobom.txt"
+    path.write_bytes("ab\ncd\n".encode("utf-16-le"))
+    with pytest.raises(InputError, match="nobom.txt: line 1 holds NUL bytes"):
+        numbered_lines(str(path))
+    path.write_bytes(b"\xff\xfe" + b"a\x00\x00\xd8")  # a UTF-16 mark, then a lone surrogate
+    with pytest.raises(InputError, match="does not decode as UTF-16-LE"):
+        numbered_lines(str(path))

@@ -57,6 +57,9 @@ def add_arguments(p):
                    help="how confident tags of novel objects steer the beam search: a bonus on their word, or "
                         "constrained beam search (the caption must hold the word; Anderson et al. 2017) "
                         "(default: the model's; docs/open_world.md compares them)")
+    p.add_argument("--style", default=None, help="a captioner trained on several corpora: whose way of writing "
+                   "(e.g. flickr8k: a sentence about people and what they do; web: alt-text naming the scene); "
+                   "default: the model's (`captioner model set-defaults --style` changes it)")
     p.add_argument("--tag-deadline", type=int, default=None, metavar="N",
                    help="with --tag-search constrained: one tag's word within the caption's first N words "
                         "(0: anywhere; default: the model's)")
@@ -104,6 +107,8 @@ def run(args):
     steering = {k: v for k, v in (("search", args.tag_search), ("deadline", args.tag_deadline)) if v is not None}
     if steering and args.objects and model.can_tag_objects:
         model.set_tagger(**steering)  # this run only: the file is not rewritten
+    if args.style is not None:
+        model.set_style(args.style)  # this run only
     report = caption_images(
         paths, model, beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
         batch_size=args.batch_size, output=args.output, fmt=args.format, attention_dir=args.attention_dir,

@@ -47,8 +47,9 @@ def read_lines(path):
             raw = f.read()
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror})") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    from captioner.io import user_text_bytes
+
+    raw = user_text_bytes(raw, path)  # the one reading of a user's text: UTF-16 with a BOM, CRLF, NUL bytes
     if not raw.strip():
         raise InputError(f"{path}: empty, nothing to evaluate")
     out = []

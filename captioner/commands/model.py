@@ -93,6 +93,7 @@ def register(subparsers):
     d.add_argument("--beam-size", type=int)
     d.add_argument("--alpha", type=float)
     d.add_argument("--no-repeat-ngram", type=int, help="Seq2Seq only")
+    d.add_argument("--style", help="image captioner trained on several corpora: the style it writes by default")
     d.add_argument("--copy", choices=("argmax", "distinct"), help="Seq2Seq only: an <unk> copies the most attended "
                    "source word, or the most attended one not yet written")
     d.set_defaults(func=_writing(run_set_defaults, "model"))
@@ -386,7 +387,7 @@ def run_ensemble(args):
     return 0
 
 
-def set_defaults(path, beam_size=None, alpha=None, no_repeat_ngram=None, copy=None, argv=None):
+def set_defaults(path, beam_size=None, alpha=None, no_repeat_ngram=None, copy=None, argv=None, style=None):
     """Rewrite `path`'s decoding defaults in place; returns (old, new) settings."""
     import numpy as np
 
@@ -400,12 +401,16 @@ def set_defaults(path, beam_size=None, alpha=None, no_repeat_ngram=None, copy=No
         if no_repeat_ngram is not None or copy is not None:
             raise InputError(f"{path}: an image captioner has no n-gram blocking or copies: only --beam-size "
                              "and --alpha")
-        settings = CAPTIONER_SETTINGS
+        settings = CAPTIONER_SETTINGS + (("style",) if model.styles else ())
         old = {k: getattr(model, k) for k in settings}
         model.set_search_defaults(old["beam_size"] if beam_size is None else beam_size,
                                   old["alpha"] if alpha is None else alpha, model.max_length)
+        if style is not None:
+            model.set_style(style)
         new_model = model  # the defaults are plain attributes in its config; the weights stay as they are
     else:
+        if style is not None:
+            raise InputError(f"{path}: --style is a setting of an image captioner trained on several corpora")
         settings = SEQ2SEQ_SETTINGS
         old = {k: getattr(model, k) for k in settings}
         config = model.get_config()
@@ -426,7 +431,7 @@ def set_defaults(path, beam_size=None, alpha=None, no_repeat_ngram=None, copy=No
 
 def run_set_defaults(args):
     old, new = set_defaults(args.model, args.beam_size, args.alpha, args.no_repeat_ngram, args.copy,
-                            argv=_argv_after(args, "set-defaults"))
+                            argv=_argv_after(args, "set-defaults"), style=args.style)
     print(f"{args.model}: {old} -> {new}")
     return 0
 

@@ -52,6 +52,7 @@ def read_rows(args):
     from captioner.commands.translate import read_lines
     from captioner.data.json_file import json_rows
     from captioner.errors import InputError
+    from captioner.io import user_text_bytes
 
     if args.files and args.input:
         raise InputError("give text files or --input, not both")
@@ -65,7 +66,10 @@ def read_rows(args):
                 rows.append((path, {"file": path}, f"cannot be read ({e.strerror})"))
                 continue
             try:
-                text = raw.decode("utf-8-sig")
+                text = user_text_bytes(raw, path).decode("utf-8")
+            except InputError as e:
+                rows.append((path, {"file": path}, str(e).removeprefix(f"{path}: ")))
+                continue
             except UnicodeDecodeError as e:
                 line = raw[: e.start].count(b"\n") + 1
                 rows.append((path, {"file": path}, f"line {line}: not UTF-8 text"))

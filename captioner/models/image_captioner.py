@@ -53,6 +53,16 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
     _encode_fn = compiled_method(lambda self, pixels: self.features(pixels))  # (B, H, W, 3) -> annotations
 
+    def set_style(self, style):
+        """Write in `style` (one of `styles`) unless told otherwise; InputError naming the styles there are."""
+        from captioner.errors import InputError
+
+        try:
+            self.decoder.style_tokens(style, 1)
+        except ValueError as exc:
+            raise InputError(f"--style {style}: {exc}") from None
+        self.style = style
+
     @property
     def styles(self):
         """The styles this captioner writes (the corpora it was trained on, in order), [] for one corpus."""

@@ -147,8 +147,8 @@ def caption_stages(model):
     """The captioner in two stages for a pipelined `Batcher`: the backbone, then the beam search
     (one batch's backbone overlaps the previous batch's search).
 
-    encode: items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length))] -> [(settings, indices,
-    pixels, features)], one group per setting; search: that -> [Caption] in item order."""
+    encode: items [(pixels uint8 (h, w, 3), (beam_size, alpha, max_length[, style]))] -> [(settings,
+    indices, pixels, features)], one group per setting; search: that -> [Caption] in item order."""
     def encode(items):
         groups = {}
         for i, (_, settings) in enumerate(items):
@@ -165,7 +165,8 @@ def caption_stages(model):
         count, encoded = state
         results = [None] * count
         for settings, idx, pixels, features in encoded:
-            out = model.generate_from_features(features, *settings, objects=objects, pixels=pixels)
+            out = model.generate_from_features(features, *settings[:3], objects=objects, pixels=pixels,
+                                               style=settings[3] if len(settings) > 3 else None)
             for i, caption in zip(idx, model.decode_outputs(out)):
                 results[i] = caption
         return results
@@ -308,7 +309,9 @@ def create_app(models, limits=None, batchers=None):
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
-    from pydantic import BaseModel, Field
+    from pydantic import BaseModel, Field, StrictFloat, StrictInt
+
+    Number = StrictFloat | StrictInt  # JSON 0.5 or 1, never true / "1": a boolean is no setting
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     limits = limits or Limits()
@@ -432,6 +435,8 @@ def create_app(models, limits=None, batchers=None):
         value = fields.get(name)
         if value is None or value == "":
             return None
+        if isinstance(value, bool):  # JSON true is not 1
+            raise HTTPError(422, f"{name} must be a {kind.__name__}, got {json.dumps(value)}")
         try:
             if kind is int and isinstance(value, float) and not value.is_integer():
                 raise ValueError
@@ -470,10 +475,10 @@ def create_app(models, limits=None, batchers=None):
     caption_body = {"content": {
         "multipart/form-data": {"schema": {"type": "object", "required": ["image"], "properties": {
             "image": {"type": "string", "format": "binary"}, "beam_size": {"type": "integer"},
-            "alpha": {"type": "number"}, "max_length": {"type": "integer"}}}},
+            "alpha": {"type": "number"}, "max_length": {"type": "integer"}, "style": {"type": "string"}}}},
         "application/json": {"schema": {"type": "object", "required": ["image_base64"], "properties": {
             "image_base64": {"type": "string"}, "beam_size": {"type": "integer"}, "alpha": {"type": "number"},
-            "max_length": {"type": "integer"}}}}}, "required": True}
+            "max_length": {"type": "integer"}, "style": {"type": "string"}}}}}, "required": True}
 
     @app.post("/v1/caption", response_model=CaptionResponse, openapi_extra={"requestBody": caption_body},
               summary="Caption an image (multipart field 'image', or JSON {'image_base64': ...})")
@@ -482,7 +487,11 @@ def create_app(models, limits=None, batchers=None):
         pixels, fields = await pixels_of(request, model)
         key = settings(model, number(fields, "beam_size", int), number(fields, "alpha", float),
                        number(fields, "max_length", int))
-        result = await batchers["caption"].submit((pixels, key))
+        style = fields.get("style") or None
+        if style is not None and (not isinstance(style, str) or style not in model.styles):
+            raise HTTPError(422, f"style {style!r}: this captioner writes "
+                                 f"{', '.join(model.styles) if model.styles else 'one style (it has no styles)'}")
+        result = await batchers["caption"].submit((pixels, (*key, style)))
         grid = list(model.grid_shape) if model.feature == "grid" else [1, 1]
         return {"caption": result.text, "score": result.score,
                 "hypotheses": [{"caption": t, "score": s} for t, s in result.hypotheses],
@@ -492,9 +501,9 @@ def create_app(models, limits=None, batchers=None):
 
     class TranslateRequest(BaseModel):
         text: str
-        beam_size: int | None = None
-        alpha: float | None = None
-        max_length: int | None = None
+        beam_size: StrictInt | None = None
+        alpha: Number | None = None
+        max_length: StrictInt | None = None
 
     class TranslateResponse(BaseModel):
         translation: str

@@ -129,3 +129,20 @@ def test_train_lm_with_too_small_a_limit_is_one_line_not_a_stopiteration(tmp_pat
                  "--output-dir", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "makes no batch" in err[-1] and "characters for `train lm --level char`" in err[-1]
+
+
+def test_evaluate_reads_crlf_and_utf16_as_the_same_text(models, tmp_path, capsys):
+    """Issue 66 items 4-5: CRLF lines were all skipped ("'\\r' is not in the vocabulary"), UTF-16 got a
+    perplexity of NUL bytes; both now read as the same text as the UTF-8 file."""
+    figures = []
+    for name, raw in (("unix.txt", b"ab c\nabc:\n"), ("dos.txt", b"ab c\r\nabc:\r\n"),
+                      ("utf16.txt", "ab c\nabc:\n".encode("utf-16"))):
+        (tmp_path / name).write_bytes(raw)
+        assert main(["evaluate-lm", "--model", models[0], "--input", str(tmp_path / name)]) == 0
+        figures.append(_json_last_line(capsys.readouterr().out))
+    for r in figures[1:]:
+        assert r["tokens"] == figures[0]["tokens"] and r["skipped_lines"] == 0
+        assert r["perplexity"] == pytest.approx(figures[0]["perplexity"], rel=1e-5)
+    (tmp_path / "nobom.txt").write_bytes("ab c\n".encode("utf-16-le"))
+    assert main(["evaluate-lm", "--model", models[0], "--input", str(tmp_path / "nobom.txt")]) == 2
+    assert "holds NUL bytes" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def test_same_rows_whatever_the_batch_size_and_files_as_arguments(model_path, tm
         f = tmp_path / f"doc{k}.txt"
         f.write_text(t + "\n", encoding="utf-8")
         files.append(str(f))
-    (tmp_path / "bad.txt").write_bytes(b"\xff\xfe\xfa")
+    (tmp_path / "bad.txt").write_bytes(b"\xfa\xfb")
     out = tmp_path / "files.jsonl"
     assert main(["summarize", "--model", model_path, *files, str(tmp_path / "bad.txt"), str(tmp_path / "none.txt"),
                  "-o", str(out)]) == 1  # two files failed: their rows written, exit status 1

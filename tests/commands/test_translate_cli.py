@@ -146,3 +146,14 @@ def test_export_without_tensorflow_text_is_a_clear_error(subword_model_path, tmp
     err = capsys.readouterr().err
     assert subword_model_path in err and "needs tensorflow-text" in err and "Traceback" not in err
     assert not (tmp_path / "saved").exists()
+
+
+def test_utf16_input_is_translated_line_for_line(model_path, tmp_path):
+    """Issue 66 item 4: a UTF-16 file (with its byte-order mark) gave 3 output lines for 2 sentences."""
+    plain, wide = tmp_path / "plain.txt", tmp_path / "wide.txt"
+    plain.write_text("a b c\nd d\n", encoding="utf-8")
+    wide.write_bytes("a b c\r\nd d\r\n".encode("utf-16"))
+    for src in (plain, wide):
+        assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(src) + ".out"]) == 0
+    assert (tmp_path / "wide.txt.out").read_text() == (tmp_path / "plain.txt.out").read_text()
+    assert len((tmp_path / "wide.txt.out").read_text().split("\n")) == 3

@@ -75,6 +75,10 @@ def test_bad_input_is_a_json_4xx(tiny):
             (client.post("/v1/caption", content=b"x", headers={"content-type": "text/plain"}), 415),
             (client.post("/v1/caption", files={"image": open(good[0], "rb")}, data={"beam_size": "99"}), 422),
             (client.post("/v1/caption", files={"image": open(good[0], "rb")}, data={"beam_size": "two"}), 422),
+            # issue 66 item 9: a boolean is no beam size (JSON true was read as 1)
+            (client.post("/v1/caption", json={"image_base64": base64.b64encode(open(good[0], "rb").read()).decode(),
+                                              "beam_size": True}), 422),
+            (client.post("/v1/caption", files={"image": open(good[0], "rb")}, data={"style": "web"}), 422),
             (client.post("/v1/translate", json={"text": "a dog"}), 404),  # no translator loaded
             (client.get("/v1/nothing"), 404),
         ]
@@ -218,6 +222,9 @@ def test_translate_with_a_subword_model_answers_in_words():
         assert client.post("/v1/translate", json={"text": "Zwei Hunde."}).status_code == 200
         r = client.post("/v1/translate", json={"text": "Zwei Hunde.", "max_length": 71})
         assert r.status_code == 422 and "1..70" in r.json()["error"]
+        for field in ("beam_size", "alpha", "max_length"):  # issue 66 item 9: true is not 1
+            assert client.post("/v1/translate", json={"text": "Zwei Hunde.", field: True}).status_code == 422
+        assert client.post("/v1/translate", json={"text": "Zwei Hunde.", "alpha": 1}).status_code == 200
 
 
 def test_client_errors_are_4xx_never_500(tiny):
