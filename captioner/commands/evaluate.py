@@ -1,0 +1,118 @@
+"""`captioner evaluate caption --model M --corpus SPEC [--corpus SPEC ...] [--output report.json]`
+
+Scores an image captioner on the dev split of each corpus through the path `captioner caption`
+runs: the photos are read, resized and encoded by the model's backbone, tagged (unless
+--no-objects), decoded at the model's beam and length penalty (or --beam-size, --alpha) and in
+its style (or --style), one JSON row each; then coco-caption's BLEU-1..4, METEOR, ROUGE-L and CIDEr
+(the Java tools where Java is installed, else the Python ones: the report says which) against
+the corpus's references, with the captions' mean length and distinct share.
+
+A corpus is a --corpus SPEC as `captioner train caption` takes it (FORMAT:DIR[:dev=...]): e.g.
+`flickr8k:../shared/datasets/flickr8k` or `img2dataset:work/cc3m:train=00000:dev=00003`.
+--captions-dir keeps each corpus's rows (`<style>.jsonl`): a rerun resumes, and the captions can
+be read beside the references. Broken photos are reported and left out of the scores.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+NAME = "evaluate"
+
+
+def register(subparsers):
+    p = subparsers.add_parser(NAME, help="score a model on a corpus's dev split (the path users run)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tasks = p.add_subparsers(dest="task", metavar="TASK")
+    c = tasks.add_parser("caption", help="an image captioner on the dev split of one or more caption corpora",
+                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--model", default=None, help="an image captioner .keras (default: the bundled one)")
+    c.add_argument("--corpus", action="append", required=True, metavar="FORMAT:DIR[:dev=...]",
+                   help="a caption corpus (repeat); its dev split is scored")
+    c.add_argument("--split", default="dev", choices=("dev", "train"), help="which of the corpus's splits")
+    c.add_argument("--style", default=None, help="a several-corpora captioner's style (default: each corpus's own "
+                   "where the model has it, else the model's default)")
+    c.add_argument("--beam-size", type=int, default=None)
+    c.add_argument("--alpha", type=float, default=None)
+    c.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                   help="the object tags `captioner caption` uses by default (--no-objects: the captioner alone)")
+    c.add_argument("--limit", type=int, default=None, help="the first N photos of each corpus")
+    c.add_argument("--karpathy-json", default=None, help="COCO corpora: the Karpathy split json")
+    c.add_argument("--captions-dir", default=None, help="keep each corpus's caption rows here (resumable)")
+    c.add_argument("--batch-size", type=int, default=32)
+    c.add_argument("--output", default=None, help="the report as JSON (written atomically)")
+    c.set_defaults(func=run_caption)
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def evaluate_caption(model, corpus, *, split="dev", style=None, beam_size=None, alpha=None, objects=True,
+                     limit=None, karpathy_json=None, captions_file=None, batch_size=32):
+    """{"corpus", "style", "images", "failed", coco-caption scores, "caption_length", "distinct"} and
+    {path: caption} of `model` (an ImageCaptioner) on `corpus`'s `split` (a Corpus)."""
+    import tempfile
+
+    from captioner.inference.batch import caption_images, read_output
+    from captioner.metrics import evaluate_captions
+    from captioner.metrics.distinct import caption_statistics
+
+    data = corpus.load(split, karpathy_json)
+    paths = data.image_paths[:limit] if limit else data.image_paths
+    if style is None and corpus.style in model.styles:
+        style = corpus.style  # a several-corpora captioner writes each corpus in its own style
+    previous = model.style
+    if style is not None:
+        model.set_style(style)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            output = captions_file or os.path.join(tmp, "captions.jsonl")
+            report = caption_images(paths, model, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
+                                    output=output, objects=objects, progress=True)
+            rows = read_output(output, "jsonl")
+    finally:
+        model.style = previous
+    hyps = {r["image"]: r["caption"] for r in rows if "caption" in r and r["image"] in data.captions}
+    scores = evaluate_captions({p: data.captions[p] for p in hyps}, hyps, tool="auto")
+    stats = caption_statistics(hyps.values())
+    return {"corpus": f"{corpus.format}:{corpus.data_dir} {split} ({corpus.dev if split == 'dev' else corpus.train})",
+            "style": style, "images": len(hyps), "failed": len(report.failed),
+            **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in scores.items()},
+            "caption_length": round(stats["dev_caption_length"], 2),
+            "distinct": round(stats["dev_distinct_captions"] / max(len(hyps), 1), 4)}, hyps
+
+
+def run_caption(args):
+    from captioner.bundled import default_path
+    from captioner.errors import InputError, check_search_options
+    from captioner.inference.batch import load_captioner
+    from captioner.io import write_json
+    from captioner.metrics import meteor_session
+    from captioner.training.caption_corpora import parse_corpus
+
+    check_search_options(args)
+    corpora = [parse_corpus(spec) for spec in args.corpus]
+    model = load_captioner(args.model or default_path("caption"))
+    if args.style is not None:
+        model.set_style(args.style)  # checked before any work
+    results = []
+    with meteor_session():
+        for corpus in corpora:
+            captions = None
+            if args.captions_dir:
+                os.makedirs(args.captions_dir, exist_ok=True)
+                captions = os.path.join(args.captions_dir, f"{corpus.style}.jsonl")
+            try:
+                result, _ = evaluate_caption(model, corpus, split=args.split, style=args.style,
+                                             beam_size=args.beam_size, alpha=args.alpha, objects=args.objects,
+                                             limit=args.limit, karpathy_json=args.karpathy_json,
+                                             captions_file=captions, batch_size=args.batch_size)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            results.append(result)
+            print(json.dumps(result, ensure_ascii=False), flush=True)
+    report = {"task": "caption", "model": args.model or default_path("caption"), "objects": args.objects,
+              "beam_size": args.beam_size or model.beam_size, "alpha": model.alpha if args.alpha is None else args.alpha,
+              "results": results, "command": "captioner " + " ".join(getattr(args, "argv", None) or sys.argv[1:])}
+    if args.output:
+        write_json(args.output, report)
+    return 0
