@@ -6,9 +6,11 @@ Modules are discovered, so a new task adds a file and touches nothing here.
 """
 
 import argparse
+import errno
 import importlib
 import logging
 import pkgutil
+import re
 import sys
 
 import captioner.commands
@@ -59,6 +61,36 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a full disk or a read-only folder is one line, not a traceback
+        message = storage_error(exc)
+        if message is None:
+            raise
+        print(f"captioner {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+# what the disk said, by errno and by the text other libraries (HDF5, TensorFlow's SaveV2) carry it in
+STORAGE_ERRORS = ((errno.ENOSPC, "No space left on device", "the disk is full"),
+                  (errno.EDQUOT, "Disk quota exceeded", "the disk quota is used up"),
+                  (errno.EROFS, "Read-only file system", "the file system is read-only"),
+                  (errno.EACCES, "Permission denied", "permission denied"))
+
+
+def storage_error(exc):
+    """One line naming the path and the cause of a write that the storage refused (a full disk, a
+    read-only or forbidden folder), from an OSError, an h5py error or a TensorFlow op error; None
+    for any other exception. Whatever the command finished before stays as it was: every output
+    here is written atomically or appended row by row."""
+    text = str(exc)
+    for number, words, cause in STORAGE_ERRORS:
+        if getattr(exc, "errno", None) == number or words in text:
+            path = getattr(exc, "filename", None)
+            if not path:  # HDF5 / SaveV2 name the file inside their message
+                match = re.search(r"(?:name|file|filename) ?= ?'([^']+)'|'(/[^']+)'", text)
+                path = next((g for g in match.groups() if g), None) if match else None
+            return (f"{path or 'an output'}: cannot be written: {cause} ({words}); what was written before is "
+                    "kept: run the command again once it can be written")
+    return None
 
 
 if __name__ == "__main__":

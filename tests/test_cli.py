@@ -80,3 +80,37 @@ def test_a_command_prints_no_tensorflow_chatter(tmp_path):
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert lines == [f"captioner entail: error: {tmp_path / 'none.keras'}: model file not found".encode()], lines
+
+
+def test_a_full_disk_or_a_read_only_folder_is_one_line_and_keeps_what_was_there(tmp_path, monkeypatch, capsys):
+    """Issue 66 items 7-8: ENOSPC / EROFS / EACCES from any writer (an OSError, HDF5's message, TensorFlow's
+    SaveV2) end the command with one line naming the path, exit status 2; the earlier output stays whole
+    and no temporary file is left (a fault-injecting writer: a test cannot mount a full filesystem)."""
+    import errno
+    import os
+
+    import captioner.commands.translate as translate
+    from captioner.cli import main, storage_error
+
+    out = tmp_path / "out.txt"
+    out.write_text("an earlier run's translation\n")
+
+    def full_disk(model, lines, args, write):
+        write("half a translation")
+        raise OSError(errno.ENOSPC, "No space left on device", str(out))
+
+    monkeypatch.setattr(translate, "translate_lines", full_disk)
+    monkeypatch.setattr("captioner.models.seq2seq.load_translator", lambda path: object())
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    assert main(["translate", "--model", "m.keras", "--input", str(src), "--output", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{out}: cannot be written: the disk is full" in err[0]
+    assert out.read_text() == "an earlier run's translation\n" and sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
+    hdf5 = OSError("Can't write data (file write failed: time = Mon, filename = 'work/f.h5', file descriptor = 5, "
+                   "errno = 28, error message = 'No space left on device')")
+    assert storage_error(hdf5).startswith("work/f.h5: cannot be written: the disk is full")
+    assert storage_error(PermissionError(errno.EACCES, "Permission denied", "/ro/att")).startswith(
+        "/ro/att: cannot be written: permission denied")
+    assert "read-only" in storage_error(OSError(errno.EROFS, "Read-only file system", "/ro/x.keras"))
+    assert storage_error(ValueError("a bug")) is None
