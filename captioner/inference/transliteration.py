@@ -71,6 +71,24 @@ def _native_script(model) -> str:
     return word_script(letters[0]) if letters else "NONE"
 
 
+def output_bound(letters):
+    """The most characters a transliteration of a `letters`-letter word may have: 4 per letter plus 8
+    (every Dakshina Hindi training pair fits: "w" -> "डबल्यू" 6, "lbw" -> "एलबीडब्ल्यू" 11), so a model that
+    never ends (a lone "A" gave ~40 repeated characters) stops there."""
+    return 4 * int(letters) + 8
+
+
+def _bounded(result, most):
+    """`result` with its text and hypotheses cut to `most` characters (marked unfinished) where the
+    model wrote more: a batch's bound follows its longest word, a short word's is tighter."""
+    import dataclasses
+
+    if len(result.text) <= most:
+        return result
+    return dataclasses.replace(result, text=result.text[:most], finished=False, hypotheses=[
+        (text[:most], score) for text, score in result.hypotheses])
+
+
 def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch_size=256, cache=None):
     """Transliterate each line; returns one `LineResult` per line, in order.
 
@@ -114,15 +132,20 @@ def transliterate_text(model, lines, n_best=1, beam_size=None, alpha=None, batch
         if not any(key for _, key in parts):
             warnings.append("no Latin-script word to transliterate; copied as it is")
         plans.append((parts, warnings))
-    todo = sorted({key for parts, _ in plans for _, key in parts if key and key not in cache})
+    # shortest first, so each batch's output bound (`output_bound`) follows its own words' lengths
+    todo = sorted({key for parts, _ in plans for _, key in parts if key and key not in cache}, key=lambda w: (len(w), w))
     for start in range(0, len(todo), batch_size):
         chunk = todo[start:start + batch_size]
-        for word, result in zip(chunk, model.translate(chunk, beam_size=beam, alpha=alpha, batch_size=batch_size)):
-            cache[word] = result
+        bound = min(model.max_length, output_bound(max(map(len, chunk))))
+        for word, result in zip(chunk, model.translate(chunk, beam_size=beam, alpha=alpha, batch_size=batch_size,
+                                                       max_length=bound)):
+            cache[word] = _bounded(result, output_bound(len(word)))
     rescored = getattr(model, "rescorer", None) is not None
     out = []
     for parts, warnings in plans:
         words = [(seg, list(cache[key].hypotheses)[:beam]) for seg, key in parts if key]
+        warnings += [f"word {seg[:40]!r}: the model wrote no end within {output_bound(len(key))} characters; cut there"
+                     for seg, key in parts if key and not cache[key].finished]
         text = "".join(cache[key].text if key else seg for seg, key in parts)
         ranks = min((len(h) for _, h in words), default=0)
         candidates = []

@@ -57,7 +57,7 @@ from captioner.decoding import Generator
 from captioner.errors import InputError
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.causal_transformer import CausalTransformer
-from captioner.models.text_model import TextTaskModel
+from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.tokenizer import detokenize, tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
 from captioner.models.compiled import compiled_method
@@ -136,6 +136,7 @@ class LanguageModel(TextTaskModel, keras.Model):
 
     def call(self, inputs, training=False, initial_state=None, return_state=False):
         tokens = inputs["tokens"] if isinstance(inputs, dict) else inputs  # (B, T)
+        check_token_ids(tokens, len(self.vocabulary), "token ids")
         batch = tf.shape(tokens)[0]
         state = None if self.arch == "transformer" else initial_state or self.zero_state(batch)
         out = self.decoder(tokens, self._no_annotations(batch), initial_state=state, training=training,

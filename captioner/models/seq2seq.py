@@ -40,7 +40,7 @@ from captioner.decoding.hypotheses import Hypothesis, rerank
 from captioner.decoding.rescoring import rescorer_from_config
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
-from captioner.models.text_model import TextTaskModel
+from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
 from captioner.text.tokenizer import FUNCTION_WORDS, char_tokenize, detokenize, tokenize
 from captioner.text.truecase import apply_truecase
@@ -190,6 +190,7 @@ class Translator(TextTaskModel, keras.Model):
         """Beam-decode source ids (B, S) (0-padded; None: the model's settings). Returns a
         `Generation` of NumPy arrays: tokens (B, K, L), scores, log_probs, lengths, finished
         (B, K), attention (B, K, L, R)."""
+        check_token_ids(source_ids, len(self.source_vocabulary), "source ids")
         out = self.generator(np.asarray(source_ids, np.int32),
                              beam_size=self.beam_size if beam_size is None else beam_size,
                              alpha=self.alpha if alpha is None else alpha,
@@ -449,6 +450,8 @@ class Seq2Seq(Translator):
         return annotations, mask, state
 
     def call(self, inputs, training=False):
+        check_token_ids(inputs["source"], len(self.source_vocabulary), "source ids")
+        check_token_ids(inputs["tokens"], len(self.target_vocabulary), "target ids")
         annotations, mask, state = self.encode(inputs["source"], training=training)
         tokens = inputs["tokens"]
         logits, alphas = self.decoder(tokens, annotations, annotation_mask=mask,

@@ -23,6 +23,28 @@ def untracked_table(table):
     return types.MappingProxyType(table) if table else None
 
 
+def check_token_ids(ids, vocab_size, name="token ids"):
+    """InputError unless every id of `ids` is a vocabulary id (0 <= id < vocab_size), checked where a
+    Python caller hands ids in (eager); inside a compiled graph it does nothing (the callers above it
+    check). Keras's embedding would read a negative or too large id as a zero row and answer with
+    logits of nothing."""
+    import numpy as np
+    import tensorflow as tf
+
+    if not tf.executing_eagerly():
+        return
+    array = np.asarray(ids)
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        from captioner.errors import InputError
+
+        raise InputError(f"{name}: expected integer token ids, got {array.dtype}")
+    if array.size and (array.min() < 0 or array.max() >= vocab_size):
+        from captioner.errors import InputError
+
+        raise InputError(f"{name}: ids must be 0..{vocab_size - 1} (the vocabulary), got {int(array.min())}.."
+                         f"{int(array.max())}")
+
+
 class TextTaskModel:
     """A mixin before `keras.Model` in a text task model's bases."""
 

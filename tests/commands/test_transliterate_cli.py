@@ -109,3 +109,25 @@ def test_n_best_of_a_rescoring_model_shows_both_scores(model_path, tmp_path):
     assert line["candidates"][0]["model_score"] == pytest.approx(
         sum(w["candidates"][0]["model_score"] for w in words), abs=1e-3)
     assert line["candidates"][0]["score"] == pytest.approx(sum(w["candidates"][0]["score"] for w in words), abs=1e-3)
+
+
+def test_a_lone_letter_gets_a_bounded_transliteration(tmp_path):
+    """Issue 66 item 9: a model that never ends wrote ~40 repeated characters for "A"; the output of a
+    word is bounded by its length (`output_bound`), whatever batch it is decoded in."""
+    from captioner.inference.transliteration import output_bound
+
+    keras.utils.set_random_seed(0)
+    specials = ("<pad>", "<start>", "<end>", "<unk>")
+    model = Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
+                    attention_units=8, dropout=0.0, beam_size=2, max_length=60, max_source_length=20,
+                    source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
+                    replace_unk=False)
+    end = model.decoder.vocab_dense.bias
+    end.assign(end.numpy() - 50.0 * (keras.ops.arange(end.shape[0]) == 2).numpy())  # <end> never chosen
+    path = tmp_path / "endless.keras"
+    model.save(path)
+    src = tmp_path / "in.txt"
+    src.write_text("A\nnamaskar\n")
+    assert main(["transliterate", "--model", str(path), "--input", str(src), "--output", str(tmp_path / "o.txt")]) == 0
+    short, long = (tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()
+    assert 0 < len(short) <= output_bound(1) < len(long) <= output_bound(len("namaskar"))

@@ -52,3 +52,30 @@ def test_a_broken_sentencepiece_model_is_refused_at_load(spm):
     v = Vocabulary(tuple(SPECIAL_TOKENS) + ("a", "b"))
     with pytest.raises(InputError, match="source_tokenizer: not a SentencePiece model"):
         Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, source_tokenizer={"spm": spm or "AAAA"})
+
+
+def test_negative_or_out_of_vocabulary_ids_from_python_are_refused():
+    """Issue 66 item 9: Seq2Seq and LanguageModel called with id -1 (or V) answered with logits."""
+    import keras
+    import numpy as np
+    import pytest
+
+    from captioner.errors import InputError
+    from captioner.models.language_model import LanguageModel
+    from captioner.models.seq2seq import Seq2Seq
+    from captioner.text import Vocabulary
+
+    keras.utils.set_random_seed(0)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "b"))
+    model = Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=4)
+    good = {"source": np.array([[4, 5]]), "tokens": np.array([[1, 4]])}
+    assert model(good).shape == (1, 2, 6)
+    for bad in ({**good, "source": np.array([[4, -1]])}, {**good, "tokens": np.array([[1, 6]])}):
+        with pytest.raises(InputError, match="ids must be 0..5"):
+            model(bad)
+    with pytest.raises(InputError, match="source ids"):
+        model.generate(np.array([[-3, 4]]))
+    lm = LanguageModel(["<pad>", "<start>", "<end>", "<unk>", "a"], level="word", embedding_dim=4, units=4)
+    assert lm(np.array([[1, 4]])).shape == (1, 2, 5)
+    with pytest.raises(InputError, match="token ids"):
+        lm(np.array([[1, -1]]))
