@@ -22,7 +22,8 @@ if str(APP_DIR) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-st.set_page_config(page_title="captioner", page_icon=":material/image_search:", layout="wide")
+# a local icon: the app needs nothing from outside the machine (a Material icon name is fetched as a font)
+st.set_page_config(page_title="captioner", page_icon=str(APP_DIR / "icon.png"), layout="wide")
 
 pages = [
     st.Page(APP_DIR / "task_pages" / "caption.py", title="Caption", icon=":material/image:", url_path="caption",

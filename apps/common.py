@@ -442,19 +442,26 @@ def beam_hypotheses(hypotheses, what: str, model_scores=None):
     st.table(pd.DataFrame(table), hide_index=True)
 
 
-def probability_bars(probabilities: dict, what: str, height=160):
-    """Horizontal bars of {name: probability} on a fixed 0..1 axis, in the dict's order."""
+def probability_bars(probabilities: dict, what: str, height=160, sort=True):
+    """Horizontal bars of {name: probability} on a fixed 0..1 axis, the most probable first (sort=False:
+    in the dict's order, e.g. utterances in the order said). Every bar keeps its whole label: the chart
+    grows by `BAR_HEIGHT` a bar and Vega-Lite may neither drop an overlapping label nor cut a long one."""
     import pandas as pd
 
-    data = pd.DataFrame({what: list(probabilities), "probability": [float(v) for v in probabilities.values()]})
+    items = sorted(probabilities.items(), key=lambda kv: -float(kv[1])) if sort else list(probabilities.items())
+    data = pd.DataFrame({what: [k for k, _ in items], "probability": [float(v) for _, v in items]})
     st.vega_lite_chart(data, {
         "mark": {"type": "bar", "tooltip": True},
         "encoding": {
-            "y": {"field": what, "type": "nominal", "sort": None, "title": None},
+            "y": {"field": what, "type": "nominal", "sort": None, "title": None,
+                  "axis": {"labelOverlap": False, "labelLimit": 0}},
             "x": {"field": "probability", "type": "quantitative", "scale": {"domain": [0, 1]},
                   "axis": {"format": "%", "tickCount": 5}},
         },
-    }, width="stretch", height=height)
+    }, width="stretch", height=max(height, BAR_HEIGHT * len(items)))
+
+
+BAR_HEIGHT = 24  # pixels a bar (and its label) takes in `probability_bars`
 
 
 def show_caption_with_tags(result, empty="(empty caption)"):

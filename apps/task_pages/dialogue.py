@@ -50,7 +50,7 @@ for i, (speaker, utterance, attention) in enumerate(turns):
         if attention:
             read = turns[max(0, i - len(attention)):i]
             common.probability_bars({f"{j + 1}. {s}: {t[:50]}": a for j, ((s, t, _), a) in enumerate(zip(read, attention))},
-                                    "turn", height=40 + 25 * len(attention))
+                                    "turn", height=40 + 25 * len(attention), sort=False)
 if not turns:
     st.info("Say what you want to book, e.g. “I want to book a table for two in San Jose tonight.”")
 common.model_card_expander(SPEC)

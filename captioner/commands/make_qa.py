@@ -24,8 +24,16 @@ def register(subparsers):
         "make-qa", help="make question/answer pairs (COCO-QA method) from image captions",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--captions", required=True, help="caption file in the Flickr8k.token.txt format")
-    p.add_argument("--images", required=True, help="image list, one file name a line (e.g. Flickr_8k.trainImages.txt)")
+    p.add_argument("--captions", help="caption file in the Flickr8k.token.txt format")
+    p.add_argument("--images", help="image list, one file name a line (e.g. Flickr_8k.trainImages.txt)")
+    p.add_argument("--corpus", action="append", metavar="FORMAT:DIR[:train=..][:dev=..]",
+                   help="instead of --captions/--images: a caption corpus as `captioner train caption --corpus` takes "
+                        "it (repeat; e.g. img2dataset web photos); its --split photos, named by file name (the key "
+                        "of a `captioner extract` store)")
+    p.add_argument("--split", default="train", choices=("train", "dev"), help="with --corpus: which split")
+    p.add_argument("--absent-people", action="store_true",
+                   help="also ask 'how many people are there?' (answer 'none') of photos none of whose captions "
+                        "names a person (WordNet's kinds of person)")
     p.add_argument("--output", "-o", required=True, help="JSON-lines output; written atomically")
     p.add_argument("--seed", type=int, default=0, help="seed of the yes/no negatives (default 0)")
     p.add_argument("--min-answer-count", type=int, default=5,
@@ -49,6 +57,26 @@ def _answers_of(path):
     return answers
 
 
+def corpus_captions(specs, split):
+    """({file name: captions}, [file names]) of the `split` photos of every --corpus SPEC; two corpora
+    with one file name are refused (a feature store keys photos by file name)."""
+    import os
+
+    from captioner.errors import InputError
+    from captioner.training.caption_corpora import parse_corpus
+
+    captions, names = {}, []
+    for spec in specs:
+        data = parse_corpus(spec).load(split)
+        for path in data.image_paths:
+            name = os.path.basename(path)
+            if name in captions:
+                raise InputError(f"{path}: another photo of the corpora is also named {name}")
+            captions[name] = data.captions[path]
+            names.append(name)
+    return captions, names
+
+
 def run(args):
     from tqdm.auto import tqdm
 
@@ -59,14 +87,21 @@ def run(args):
 
     if args.min_answer_count < 0 or args.yesno_per_image < 0:
         raise InputError("--min-answer-count and --yesno-per-image must be >= 0")
-    inputs = [args.captions, args.images, args.answers_from]
+    inputs = [args.captions, args.images, args.answers_from, *(spec.split(":")[1] for spec in args.corpus or () if ":" in spec)]
     check_output_not_input(args.output, inputs)
     check_writable(args.output)
     if args.stats:
         check_writable(args.stats, "--stats")
     check_output_not_input(args.stats, inputs + [args.output], flag="--stats")
-    captions = read_flickr8k_captions(args.captions)
-    names = read_image_list(args.images)
+    if args.corpus and (args.captions or args.images):
+        raise InputError("give --captions and --images, or --corpus, not both")
+    if args.corpus:
+        captions, names = corpus_captions(args.corpus, args.split)
+    elif not (args.captions and args.images):
+        raise InputError("give --captions and --images (Flickr8k files), or one or more --corpus")
+    else:
+        captions = read_flickr8k_captions(args.captions)
+        names = read_image_list(args.images)
     missing = [n for n in names if n not in captions]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
@@ -79,6 +114,7 @@ def run(args):
     stats = {}
     pairs = generate_qa(captions, images, seed=args.seed, min_answer_count=args.min_answer_count,
                         answers_from=answers_from, yesno_per_image=args.yesno_per_image, stats=stats,
+                        absent_people=args.absent_people,
                         progress=lambda it: tqdm(it, unit="image", desc="make-qa", dynamic_ncols=True))
     stats["skipped_no_captions"] = len(missing)
     with atomic_path(args.output, ".jsonl") as tmp:

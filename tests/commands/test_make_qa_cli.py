@@ -61,3 +61,27 @@ def test_no_listed_image_has_captions(tmp_path, capsys):
     assert main(["make-qa", "--captions", str(tokens), "--images", str(images),
                  "--output", str(tmp_path / "qa.jsonl")]) == 2
     assert "none of its images" in capsys.readouterr().err
+
+
+def test_absent_people_and_an_img2dataset_corpus(tmp_path, capsys):
+    """Issue 69 item 1: 'how many people are there?' -> 'none' for photos no caption puts a person in
+    (web alt-text names people by roles: "actor", "artist"); photos named by file name, from --corpus."""
+    from support.training import write_shapes_img2dataset
+
+    web = write_shapes_img2dataset(tmp_path / "web", shards=(("00000", 3),))
+    (web / "00000" / "000000001.txt").write_text("actor attends the premiere of the film")
+    out = tmp_path / "qa.jsonl"
+    assert main(["make-qa", "--corpus", f"img2dataset:{web}:train=00000:dev=00000", "--absent-people",
+                 "--min-answer-count", "1", "--output", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    none = {r["image"] for r in rows if r["question"] == "how many people are there?" and r["answer"] == "none"}
+    assert none == {"000000000.jpg", "000000002.jpg"}  # the drawings; not the actor's photo
+    tokens, images = tmp_path / "tokens.txt", tmp_path / "list.txt"
+    write_tokens(tokens)
+    images.write_text("dog1.jpg\nman1.jpg\n", encoding="utf-8")
+    assert main(["make-qa", "--captions", str(tokens), "--images", str(images), "--output", str(out),
+                 "--absent-people", "--min-answer-count", "1"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {r["image"] for r in rows if r["answer"] == "none"} == {"dog1.jpg"}
+    assert main(["make-qa", "--captions", str(tokens), "--corpus", f"flickr8k:{tmp_path / 'f8k'}", "--output", str(out)]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -32,6 +32,28 @@ def _mentions(captions) -> set[str]:
     return words
 
 
+def person_words(words) -> set[str]:
+    """The words of `words` that name people: the COCO-QA people group, and where WordNet is here
+    (`captioner.text.wordnet.load_wordnet`), every noun whose most frequent sense is a kind of
+    person.n.01 (web captions' "actor", "artist", "celebrity", "footballer")."""
+    from captioner.text.wordnet import load_wordnet
+
+    people = set(SYNONYM_GROUPS[0])
+    wordnet, _ = load_wordnet()
+    if wordnet is None:
+        return {w for w in words if w in people or singularize(w) in people}
+    person = wordnet.synset("person.n.01")
+    found = set()
+    for word in words:
+        if word in people or singularize(word) in people:
+            found.add(word)
+            continue
+        senses = wordnet.synsets(singularize(word), pos="n")
+        if senses and any(person in path for path in senses[0].hypernym_paths()):
+            found.add(word)
+    return found
+
+
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
@@ -48,6 +70,7 @@ def generate_qa(
     lexicon=None,
     progress=None,
     stats: dict | None = None,
+    absent_people: bool = False,
 ) -> list[QAPair]:
     """Question/answer pairs for `images` (default: every image of `captions`), in image order.
 
@@ -63,6 +86,9 @@ def generate_qa(
         lexicon: a CaptionLexicon (default: built from all of `captions`).
         progress: wraps the image iterable (e.g. tqdm).
         stats: filled with counts: generated, dropped_rare, per type.
+        absent_people: also ask "how many people are there?" (answer "none") of every image none of whose
+            captions names a person (`person_words`): questions made from captions otherwise only ever ask
+            it where people are, and a model learns to count people in a bowl of soup.
     """
     images = list(captions) if images is None else list(images)
     lex = lexicon or CaptionLexicon.from_captions(c for caps in captions.values() for c in caps)
@@ -116,6 +142,7 @@ def generate_qa(
     for im in images:
         heads[im] = [h for h in heads[im] if lex.chunk_end[h] >= min_head_count and not h.endswith("ed")]
     others = [im for im in images if heads[im]]
+    people = person_words({t for im in images for c in captions[im] for t in tokenize(c)}) if absent_people else set()
     asked: Counter = Counter()
     result: list[QAPair] = []
     for image in images:
@@ -124,6 +151,8 @@ def generate_qa(
                 result.append(QAPair(image, q, a, t))
             else:
                 dropped[t] += 1
+        if absent_people and not any(t in people for c in captions[image] for t in tokenize(c)):
+            result.append(QAPair(image, "how many people are there?", "none", "number"))
         pos = [h for h in heads[image] if h not in SCENE_WORDS] or heads[image]
         pos = rng.sample(pos, min(yesno_per_image, len(pos)))
         mentioned = _mentions(captions[image])
