@@ -141,6 +141,9 @@ def _add_tagger_tools(tools, description):
     f.add_argument("--model", required=True, help="a captioner .keras file, image or video, or a VQA model "
                    "(rewritten in place)")
     f.add_argument("--images", help="a text file naming the training photos, one per line")
+    f.add_argument("--corpus", action="append", metavar="FORMAT:DIR[:train=..]",
+                   help="instead of --images/--image-dir/--captions: the training photos and captions of a corpus "
+                        "(repeat; as `captioner train caption --corpus` takes them)")
     f.add_argument("--image-dir", help="the folder those names are in")
     f.add_argument("--features", help="a `captioner extract` store holding those photos (instead of running the "
                    "backbone over them; it must be the captioner's backbone)")
@@ -582,8 +585,14 @@ def run_fit_tagger(args):
         ModelCard.record_step(args.model, "captioner", argv, extra=extra)
         print(f"{args.model}: tagger settings of {args.from_model} ({extra['object_tagger']['known']} known classes)")
         return 0
-    if not (args.images and args.image_dir):
-        raise InputError("give --images and --image-dir (fit), or --from-model (copy)")
+    if args.corpus:
+        from captioner.inference.tagger_fitting import corpus_photos
+
+        if args.images or args.captions:
+            raise InputError("give --corpus, or --images/--image-dir/--captions, not both")
+        args.images, args.captions = corpus_photos(args.corpus)
+    elif not (args.images and args.image_dir):
+        raise InputError("give --images and --image-dir, or --corpus (fit), or --from-model (copy)")
     options = ("features", "min_images", "bonus", "threshold", "search", "deadline", "known_probability",
                "familiar_centroids", "familiar_test", "familiar_dims", "familiar_quantile", "captions", "describe",
                "batch_size")

@@ -93,11 +93,25 @@ def copy_tagger(model_path, from_model):
                               "copied_from": os.path.basename(from_model)}, "storage": storage}
 
 
+def corpus_photos(specs, split="train"):
+    """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC (as `captioner train
+    caption --corpus` takes them): the photos a several-corpora captioner was trained on."""
+    from captioner.training.caption_corpora import parse_corpus
+
+    paths, captions = [], {}
+    for spec in specs:
+        data = parse_corpus(spec).load(split)
+        paths += data.image_paths
+        captions.update({os.path.basename(p): data.captions[p] for p in data.image_paths})
+    return paths, captions
+
+
 def fit_tagger(model_path, images, image_dir, features=None, min_images=3, bonus=8.0, threshold=0.5, search="bonus",
                deadline=0, known_probability=None, familiar_centroids=64, familiar_test="centroids", familiar_dims=64,
                familiar_quantile=0.05, captions=None, describe="sentence", batch_size=32):
-    """Fit the tagger of `model_path` to the photos `images` (a list file) names in `image_dir`;
-    -> (card record, photos used, photos skipped)."""
+    """Fit the tagger of `model_path` to the photos `images` (a list file) names in `image_dir`, or to
+    `images` given as a list of photo paths (several corpora: `corpus_photos`); `captions` a
+    Flickr8k.token.txt file or {file name: [caption, ...]}; -> (card record, photos used, photos skipped)."""
     from captioner.tagging.object_tagger import fit_familiar, fit_known
 
     if min_images < 1 or not 0 < threshold <= 1 or not 0 <= bonus <= 100 or batch_size < 1 or deadline < 0:
@@ -106,7 +120,7 @@ def fit_tagger(model_path, images, image_dir, features=None, min_images=3, bonus
     if familiar_centroids < 0 or familiar_dims < 1 or not 0 < familiar_quantile < 1:
         raise InputError("--familiar-centroids >= 0, --familiar-dims >= 1 and 0 < --familiar-quantile < 1")
     model = _load_tagging_model(model_path)
-    paths = _listed_photos(images, image_dir)
+    paths = list(images) if isinstance(images, (list, tuple)) else _listed_photos(images, image_dir)
     if features:
         from captioner.features.store import FeatureStore
 
@@ -123,7 +137,7 @@ def fit_tagger(model_path, images, image_dir, features=None, min_images=3, bonus
         from captioner.data.flickr8k import read_flickr8k_captions
         from captioner.text import tokenize
 
-        by_name = read_flickr8k_captions(captions)
+        by_name = captions if isinstance(captions, dict) else read_flickr8k_captions(captions)
         missing = [os.path.basename(p) for p in kept if os.path.basename(p) not in by_name]
         if missing:
             raise InputError(f"{captions}: no captions for {len(missing)} of the photos, e.g. {missing[0]}")
