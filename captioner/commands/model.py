@@ -56,6 +56,11 @@ from folders of photos of them (DCC's lexical classifiers). The library and the 
 `captioner.inference.tagger_fitting`; the settings go into ``extra.object_tagger`` /
 ``extra.learned_words``.
 
+``fit-styles`` lets a captioner trained on several corpora (`captioner train caption --corpus ...`) choose
+its style per photo (``--style auto``): k-means centroids of each corpus's training photos' pooled
+features (`captioner.inference.style_choice`), a photo written in the style of its nearest one; the
+share of each corpus's dev photos given their own corpus's style goes into ``extra.style_chooser``.
+
 Every tool rewrites the file atomically (one `.keras`, safe-mode loadable) and appends its command
 to the model's card.
 """
@@ -132,6 +137,15 @@ def register(subparsers):
     lean.add_argument("--model", action="append", required=True, help="a .keras file (rewritten in place); repeat")
     lean.set_defaults(func=_writing(run_store_lean, "model"))
     _add_tagger_tools(tools, __doc__.split("\n\n")[8])
+    y = tools.add_parser("fit-styles", help="fit --style auto: each photo written in the style of the corpus it is "
+                         "most like", description=__doc__.split("\n\n")[9])
+    y.add_argument("--model", required=True, help="an image captioner trained on several corpora (rewritten in place)")
+    y.add_argument("--corpus", action="append", required=True, metavar="FORMAT:DIR[:train=..][:dev=..]",
+                   help="each corpus it was trained on, as `captioner train caption --corpus` took it")
+    y.add_argument("--features", required=True, help="a `captioner extract` store of their photos (the model's backbone)")
+    y.add_argument("--centroids", type=int, default=16, help="k-means centroids per corpus (default 16)")
+    y.add_argument("--make-default", action="store_true", help="also make 'auto' the style it writes by default")
+    y.set_defaults(func=_writing(run_fit_styles, "model"))
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
@@ -616,4 +630,50 @@ def run_learn_words(args):
     for word, r in words.items():
         print(f"{word}: {r['photos']} photos of it, 5-fold F1 {r['cv_f1']}, cut-off {r['cutoff']}")
     print(f"{args.model}: learned {len(words)} word(s) from {used} photos ({len(skipped)} skipped)")
+    return 0
+
+
+def run_fit_styles(args):
+    import numpy as np
+
+    from captioner.errors import InputError
+    from captioner.features.store import FeatureStore
+    from captioner.inference.style_choice import StyleChooser, fit_style_centroids
+    from captioner.model_card import ModelCard
+    from captioner.models.image_captioner import ImageCaptioner
+    from captioner.models.loading import load_model_file
+    from captioner.models.storage import save_model, storage_record
+    from captioner.training.caption_corpora import parse_corpus
+
+    model = load_model_file(args.model, ImageCaptioner, "an image captioner")
+    corpora = [parse_corpus(spec) for spec in args.corpus]
+    missing = [c.style for c in corpora if c.style not in model.styles]
+    if len(corpora) < 2 or missing:
+        raise InputError(f"{args.model}: writes the styles {model.styles or 'of one corpus'}; give two or more of its "
+                         f"corpora (not {missing})" if missing else "give two or more --corpus")
+    with FeatureStore(args.features, backbone=model.backbone.name) as store:
+        def pooled(paths):
+            return store.load([os.path.basename(p) for p in paths], grid=False)["pooled"].astype("float32")
+
+        train = {c.style: pooled(c.load("train").image_paths) for c in corpora}
+        dev = {c.style: pooled(c.load("dev").image_paths) for c in corpora}
+    try:
+        config = fit_style_centroids(train, k=args.centroids)
+        model.set_style_chooser(config)
+    except ValueError as exc:
+        raise InputError(f"{args.model}: {exc}") from None
+    chooser = StyleChooser(config)
+    own = {style: round(100.0 * float(np.mean([c == style for c in chooser.choose(x)])), 1) for style, x in dev.items()}
+    before = model.style
+    if args.make_default:
+        model.set_style("auto")
+    save_model(model, args.model)
+    record = {"corpora": [c.style for c in corpora], "centroids_per_corpus": args.centroids,
+              "train_photos": {s: len(x) for s, x in train.items()},
+              "dev_photos_given_their_own_style_percent": own, "default_style": {"before": before, "after": model.style},
+              "storage": storage_record(model, args.model)}
+    ModelCard.record_step(args.model, "captioner", ["model", "fit-styles", *_argv_after(args, "fit-styles")],
+                          extra={"style_chooser": record})
+    print(f"{args.model}: style auto from {args.centroids} centroids per corpus; dev photos given their own corpus's "
+          f"style: " + ", ".join(f"{s} {v}%" for s, v in own.items()) + f"; default style {model.style}")
     return 0

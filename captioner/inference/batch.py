@@ -337,7 +337,9 @@ def _clean(text):
 def caption_row(path, cap):
     """The output row of a captioned image (`cap` a `Caption`)."""
     row = {"image": path, "caption": cap.text, "score": round(float(cap.score), 5)}
-    if getattr(cap, "objects", None):  # JSON lines only (the CSV columns are fixed)
+    if getattr(cap, "style", None):  # JSON lines only (the CSV columns are fixed): a several-corpora captioner's
+        row["style"] = cap.style
+    if getattr(cap, "objects", None):
         row["objects"] = cap.objects
     return row
 

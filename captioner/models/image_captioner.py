@@ -32,6 +32,7 @@ class Caption:
     # objects=True: [Tag.as_dict() + "steered" (its word was pushed into the search), "named" (its class
     # name was filled in)] of every tag the tagger saw
     objects: list = dataclasses.field(default_factory=list)
+    style: str | None = None  # a several-corpora captioner: the corpus style it wrote in
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -41,27 +42,70 @@ class ImageCaptioner(CaptionSearch, PixelModel):
     vocabulary_key = "vocabulary"
 
     def __init__(self, backbone, decoder, vocabulary, beam_size=3, alpha=0.0, max_length=20,
-                 training_config=None, tagger=None, style=None, **kwargs):
+                 training_config=None, tagger=None, style=None, style_chooser=None, **kwargs):
         super().__init__(backbone, vocabulary, training_config, **kwargs)
         self.tagger_config = dict(tagger or {})  # ObjectTagger settings (bonus, known classes, ...); {}: its defaults
         self.decoder = deserialize(decoder)
         self.feature = self.decoder.feature
         self.set_search_defaults(beam_size, alpha, max_length)
-        # a decoder trained on several corpora writes in the style of any of them (`styles`); this one by default
+        # a decoder trained on several corpora writes in the style of any of them (`styles`); this one by
+        # default, or "auto": per photo, the corpus whose training photos it is most like (`style_chooser`,
+        # captioner.inference.style_choice, fitted by `captioner model fit-styles`)
+        self.style_chooser_config = dict(style_chooser or {})
         self.style = style
-        self.decoder.style_tokens(style, 1)  # ValueError for a style the decoder has not
+        self._check_style(style)
 
     _encode_fn = compiled_method(lambda self, pixels: self.features(pixels))  # (B, H, W, 3) -> annotations
 
     def set_style(self, style):
-        """Write in `style` (one of `styles`) unless told otherwise; InputError naming the styles there are."""
+        """Write in `style` (one of `styles`, or "auto") unless told otherwise; InputError naming the
+        styles there are."""
         from captioner.errors import InputError
 
         try:
-            self.decoder.style_tokens(style, 1)
+            self._check_style(style)
         except ValueError as exc:
             raise InputError(f"--style {style}: {exc}") from None
         self.style = style
+
+    def _check_style(self, style):
+        if style == "auto":
+            if not self.style_chooser_config:
+                raise ValueError("style 'auto' needs the styles' photos fitted (`captioner model fit-styles`); "
+                                 f"this captioner writes {', '.join(self.styles) or 'one style'}")
+            return
+        self.decoder.style_tokens(style, 1)  # ValueError for a style the decoder has not
+
+    def style_chooser(self):
+        """The `StyleChooser` of style="auto" (None where none was fitted)."""
+        if not self.style_chooser_config:
+            return None
+        from captioner.inference.style_choice import StyleChooser
+
+        chooser = self.__dict__.get("_style_chooser")
+        if chooser is None:
+            chooser = self.__dict__["_style_chooser"] = StyleChooser(self.style_chooser_config)
+        return chooser
+
+    def set_style_chooser(self, config):
+        """Fit result of `captioner.inference.style_choice.fit_style_centroids` (its styles must be the
+        decoder's)."""
+        unknown = [s for s in config["styles"] if s not in self.styles]
+        if unknown:
+            raise ValueError(f"style chooser: {unknown} are not styles of this captioner ({self.styles})")
+        self.style_chooser_config = dict(config)
+        self.__dict__.pop("_style_chooser", None)
+
+    def start_tokens(self, style, features):
+        """(int32 (B,) first input tokens or None, [style name of each photo] or None) of `features`
+        written in `style` (None: the model's; "auto": each photo's nearest corpus)."""
+        style = self.style if style is None else style
+        if style != "auto":
+            start = self.decoder.style_tokens(style, len(features))
+            return start, (None if start is None else [style or self.styles[0]] * len(features))
+        features = np.asarray(features, np.float32)
+        chosen = self.style_chooser().choose(features.mean(axis=1) if features.ndim == 3 else features)
+        return np.array([self.decoder.styles[s] for s in chosen], np.int32), chosen
 
     @property
     def styles(self):
@@ -70,8 +114,13 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
     def call(self, pixels, beam_size=None, alpha=None, max_length=None):
         features = self.features(pixels)
-        start = self.decoder.style_tokens(self.style, 1)
-        if start is not None:
+        if self.style == "auto":  # each photo's nearest corpus, in the graph (an exported SavedModel too)
+            pooled = tf.reduce_mean(features, axis=1) if features.shape.rank == 3 else features
+            chooser = self.style_chooser()
+            start = chooser.choose_in_graph(pooled, [self.decoder.styles[s] for s in chooser.styles])
+        else:
+            start = self.decoder.style_tokens(self.style, 1)
+        if start is not None and self.style != "auto":
             start = tf.fill(tf.shape(features)[:1], int(start[0]))  # (B,) the default style's token
         return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length), start)
 
@@ -103,12 +152,14 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             tags, steering = self.tag_objects(features_np.mean(axis=1) if grid else features_np,
                                               features_np if grid else None, pixels=pixels)
         options = self.search_options(beam_size, alpha, max_length)
-        start = self.decoder.style_tokens(self.style if style is None else style, len(features))
+        start, styles = self.start_tokens(style, features)
         inputs = (features,) if start is None else (features, start)
         out = self.steered_search(lambda f, *s, **kw: self.decoder.generate(f, *options, **kw, start_tokens=(
             s[0] if s else None)), inputs, steering)
         if tags is not None:
             self.finish_tagged(out, tags, steering, options[1])
+        if styles is not None:
+            out["styles"] = styles
         return out
 
     def caption(self, images, beam_size=None, alpha=None, max_length=None, batch_size=16, objects=False, style=None):
@@ -147,11 +198,13 @@ class ImageCaptioner(CaptionSearch, PixelModel):
             captions.append(Caption(
                 text=text, tokens=words, score=hyps[0].score, log_prob=hyps[0].log_prob,
                 attention=attention, hypotheses=[(h.text, h.score) for h in hyps], objects=objects,
+                style=out["styles"][b] if "styles" in out else None,
             ))
         return captions
 
     def get_config(self):
         return {**super().get_config(), "decoder": keras.saving.serialize_keras_object(self.decoder),
                 **self.search_config(), **({"tagger": self.tagger_config} if self.tagger_config else {}),
-                **({"style": self.style} if self.style is not None else {})}
+                **({"style": self.style} if self.style is not None else {}),
+                **({"style_chooser": self.style_chooser_config} if self.style_chooser_config else {})}
 

@@ -86,3 +86,34 @@ def test_a_bad_corpus_spec_is_named(spec, message):
 
     with pytest.raises(InputError, match=message):
         parse_corpus(spec)
+
+
+def test_fit_styles_lets_each_photo_take_its_corpus_style(two_corpora, tmp_path):
+    """`captioner model fit-styles`: --style auto writes a Flickr8k-like photo as Flickr8k and a web
+    photo as the web corpus would, in Python, in the batch CLI's rows and in the model's graph (export)."""
+    import shutil
+
+    run, flickr, web = two_corpora
+    path = tmp_path / "auto.keras"
+    shutil.copy(run / "model.keras", path)
+    shutil.copy(run / "model.json", tmp_path / "auto.json")
+    assert main(["model", "fit-styles", "--model", str(path), "--corpus", f"flickr8k:{flickr}",
+                 "--corpus", f"img2dataset:{web}:train=00000:dev=00001", "--features", str(run.parent / "features.h5"),
+                 "--centroids", "2", "--make-default"]) == 0
+    model = keras.models.load_model(path)
+    assert model.style == "auto"
+    card = json.loads((tmp_path / "auto.json").read_text())
+    assert card["extra"]["style_chooser"]["dev_photos_given_their_own_style_percent"] == {"flickr8k": 100.0, "web": 100.0}
+    photos = sorted(str(p) for p in (flickr / "Images").glob("*.jpg"))[-2:] + \
+        sorted(str(p) for p in (web / "00001").glob("*.jpg"))[:2]
+    captions = model.caption(photos)
+    assert [c.style for c in captions] == ["flickr8k", "flickr8k", "web", "web"]
+    for photo, c in zip(photos, captions):  # the same caption as asking for that style
+        assert c.text == model.caption([photo], style=c.style)[0].text
+    pixels = np.stack([model.load_pixels(p) for p in photos])
+    graph = model(pixels)  # the exported SavedModel's path: the choice in the graph
+    eager = model.generate(pixels)
+    np.testing.assert_array_equal(np.asarray(graph["tokens"])[:, 0], eager["tokens"][:, 0])
+    out = tmp_path / "rows.jsonl"
+    assert main(["caption", *photos, "--model", str(path), "--output", str(out), "--no-objects"]) == 0
+    assert [json.loads(line)["style"] for line in out.read_text().splitlines()] == ["flickr8k", "flickr8k", "web", "web"]

@@ -1,0 +1,68 @@
+"""Choosing, per photo, which corpus's style a several-corpora captioner writes in (its `style="auto"`).
+
+A photo is written in the style of the corpus whose training photos it is most like: each corpus's
+training photos are summarized by k-means centroids of their unit-normalized pooled backbone
+features, and a photo takes the style whose nearest centroid is closest (cosine). A Flickr8k-like
+photo of people outdoors gets Flickr8k's sentence; a product shot, a dish, a drawing or a room gets
+the web corpus's alt-text. `captioner model fit-styles` fits it; the centroids (float16, a few
+hundred kB) are saved in the model's config, so the choice is the same on every surface.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+__all__ = ["fit_style_centroids", "StyleChooser"]
+
+
+def _unit(x):
+    x = np.asarray(x, np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def fit_style_centroids(pooled_by_style, k=16, seed=0):
+    """{"styles": [...], "k": k, "dim": C, "centroids": base64 of float16 (S * k, C)} from
+    {style: pooled features (N, C) of that corpus's training photos}."""
+    from sklearn.cluster import KMeans
+
+    rows = []
+    for style, pooled in pooled_by_style.items():
+        x = _unit(pooled)
+        if len(x) < k:
+            raise ValueError(f"fit_style_centroids: {len(x)} {style} photos for {k} centroids")
+        rows.append(_unit(KMeans(int(k), n_init=1, random_state=seed).fit(x).cluster_centers_))
+    table = np.concatenate(rows).astype(np.float16)
+    return {"styles": list(pooled_by_style), "k": int(k), "dim": int(table.shape[1]),
+            "centroids": base64.b64encode(table.tobytes()).decode("ascii")}
+
+
+class StyleChooser:
+    """The saved settings of `fit_style_centroids` -> a style name per photo."""
+
+    def __init__(self, config):
+        self.styles = list(config["styles"])
+        self.k = int(config["k"])
+        table = np.frombuffer(base64.b64decode(config["centroids"]), np.float16).astype(np.float32)
+        self.centroids = table.reshape(len(self.styles), self.k, int(config["dim"]))  # (S, k, C)
+
+    def scores(self, pooled):
+        """(B, S): each photo's cosine similarity to its nearest centroid of each style."""
+        s, k, c = self.centroids.shape
+        sims = _unit(pooled) @ self.centroids.reshape(s * k, c).T  # (B, S * k): a BLAS matmul, not einsum
+        return sims.reshape(len(sims), s, k).max(axis=2)
+
+    def choose_in_graph(self, pooled, style_ids):
+        """The same choice inside a TensorFlow graph (the exported SavedModel): pooled (B, C) ->
+        int32 (B,) start tokens, `style_ids` the decoder's token id of each of `styles`."""
+        import tensorflow as tf
+
+        s, k, c = self.centroids.shape
+        unit = tf.math.l2_normalize(tf.cast(pooled, tf.float32), axis=-1)
+        sims = tf.reshape(tf.matmul(unit, tf.constant(self.centroids.reshape(s * k, c).T)), [-1, s, k])
+        return tf.gather(tf.constant(style_ids, tf.int32), tf.argmax(tf.reduce_max(sims, axis=2), axis=1))
+
+    def choose(self, pooled):
+        """[style] of each photo of pooled features (B, C) (the mean of a grid's cells)."""
+        return [self.styles[i] for i in self.scores(pooled).argmax(axis=1)]
