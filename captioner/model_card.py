@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from typing import Any
 
 from .errors import InputError  # relative: see the module docstring
@@ -205,8 +206,26 @@ class ModelCard:
         path = os.fspath(path)
         if not path.endswith(".json"):
             path = card_path(path)
-        write_json(path, self.to_dict())
+        write_json(path, without_absolute_paths(self.to_dict()))
         return path
+
+
+# an absolute path in a card's text: at its start or after a space, '=', a quote or '(' (not a URL's '//')
+_ABSOLUTE = re.compile(r"""(^|[\s=("'])(/(?!/)[^\s"')]+)""")
+
+
+def without_absolute_paths(obj, start=None):
+    """`obj` (a card's dict) with every absolute path in its strings made relative to `start` (default:
+    the working directory, a clone's root when the commands run from there): a card names no path of
+    the machine it was made on, and its commands rerun from a clone."""
+    start = start or os.getcwd()
+    if isinstance(obj, str):
+        return _ABSOLUTE.sub(lambda m: m.group(1) + os.path.relpath(m.group(2), start), obj)
+    if isinstance(obj, dict):
+        return {k: without_absolute_paths(v, start) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [without_absolute_paths(v, start) for v in obj]
+    return obj
 
 
 # Hugging Face's pipeline tag of each task (the model-card metadata a model hub reads)

@@ -116,3 +116,44 @@ def test_examples_on_real_input_render_as_a_table_with_their_commands():
     assert "captioner caption cat.jpg" in section
     assert "| cat.jpg | a cat \\| a dog<br>on a bench |" in section
     assert "## Examples on real input" not in to_markdown(ModelCard(task="caption", model="m.keras"), "A", "caption", True)
+
+
+def test_no_bundled_card_names_a_path_of_the_machine_it_was_made_on():
+    """Issue 70 item 5: a card's commands rerun from a clone; no absolute path of any machine."""
+    import glob
+    import os
+    import re
+
+    absolute = re.compile(r"""(^|[\s=("'])/(?!/)[^\s"')]+""")
+
+    def strings(obj):
+        if isinstance(obj, str):
+            yield obj
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                yield from strings(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                yield from strings(v)
+
+    cards = glob.glob(os.path.join(os.path.dirname(__file__), "..", "assets", "models", "*.json"))
+    assert cards
+    for path in cards:
+        with open(path, encoding="utf-8") as f:
+            found = [m.group(0).strip() for text in strings(json.load(f)) for m in absolute.finditer(text)]
+        assert not found, f"{os.path.basename(path)}: absolute paths {found[:3]}"
+
+
+def test_a_saved_card_makes_absolute_paths_relative(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    card = ModelCard(model="m.keras", task="caption",
+                     command=[f"captioner train caption --features {tmp_path}/work/f.h5 --data-dir=/data/flickr8k"],
+                     data={"data_dir": str(tmp_path / "data"), "url": "https://example.org/x"},
+                     config={"output_dir": f"{tmp_path}/runs/a"})
+    saved = ModelCard.load(card.save(tmp_path / "m.keras"))
+    assert saved.command == ["captioner train caption --features work/f.h5 --data-dir="
+                             + os.path.relpath("/data/flickr8k", tmp_path)]
+    assert saved.data == {"data_dir": "data", "url": "https://example.org/x"}
+    assert saved.config["output_dir"] == "runs/a"
