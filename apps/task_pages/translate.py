@@ -47,6 +47,21 @@ if not model.source_tokens(sentence):
             f"“{sentence}” has no words the model could read; type a sentence.")
     st.stop()
 
+# the other direction's model reads this sentence far better: it is in that language, not this one's
+known, total = model.known_words(sentence)
+if total and known / total < 0.5:
+    for other in (s for s in SPECS if s is not spec and s.path.is_file()):
+        other_loaded = common.model_or_explain(other, "to translate", kinds=("Seq2Seq", "Seq2SeqEnsemble"))
+        if other_loaded is None:
+            continue
+        other_known, other_total = other_loaded[0].known_words(sentence)
+        if other_total and other_known / other_total >= known / total + 0.25:
+            st.warning(f"This sentence reads as the language of **{other.title}**: that model knows "
+                       f"{other_known} of its {other_total} words, **{spec.title}** {known} of {total}. Pick "
+                       f"**{other.title}** above to translate it; this model would invent a translation.",
+                       icon=":material/translate:")
+            st.stop()
+
 model_path = spec.path
 result_key = (sentence, str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length)
 result = common.recall("translate_results", result_key)

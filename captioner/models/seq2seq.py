@@ -202,6 +202,18 @@ class Translator(TextTaskModel, keras.Model):
     def source_tokens(self, text: str) -> list[str]:
         return text_tokens(text, self.source_tokenizer)
 
+    def known_words(self, text: str) -> tuple[int, int]:
+        """(source words of `text` the model's vocabulary holds, source words): how well the text is
+        in the language the model reads (a French sentence given to an English -> German model knows
+        few). For a subword model, the words that are one piece of its vocabulary (the words its
+        training text held often)."""
+        tokens = self.source_tokens(text)
+        vocabulary = self.source_vocabulary
+        if self.source_tokenizer.get("spm"):  # a word the pieces' training text held often is one piece
+            groups = word_groups(tokens)
+            return sum(1 for g in groups if len(g) == 1 and tokens[g[0]] in vocabulary), len(groups)
+        return sum(1 for t in tokens if t in vocabulary), len(tokens)
+
     def target_tokens(self, text: str) -> list[str]:
         return text_tokens(text, self.target_tokenizer)
 

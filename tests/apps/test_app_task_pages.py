@@ -228,6 +228,19 @@ def test_translate_page_unknown_words_and_empty_input(bundled_env):
         assert [i.value for i in at.info] == ["Type a sentence to translate."]
 
 
+@needs("anki_fr_en.keras", "multi30k_en_de.keras")
+def test_translate_page_says_when_the_text_is_in_the_other_models_language(bundled_env):
+    """Issue 69 item 3: French pasted into English -> German came back as fluent invented German."""
+    at = open_translator("translate_en_de")
+    at.text_area[0].set_value("Nous sommes allés au marché samedi matin.").run()
+    assert not at.exception and not headings(at)
+    [warning] = [w.value for w in at.warning]
+    assert "reads as the language of" in warning and "0 of" in warning
+    at.text_area[0].set_value("A dog runs through the grass.").run()  # English: translated as before
+    no_errors(at)
+    assert not at.warning and headings(at)
+
+
 @needs("anki_fr_en.keras")
 def test_translate_page_french_to_english(bundled_env):
     at = open_translator("translate_fr_en")

@@ -79,3 +79,18 @@ def test_negative_or_out_of_vocabulary_ids_from_python_are_refused():
     assert lm(np.array([[1, 4]])).shape == (1, 2, 5)
     with pytest.raises(InputError, match="token ids"):
         lm(np.array([[1, -1]]))
+
+
+def test_known_words_says_how_much_of_a_text_is_in_the_models_language():
+    """Issue 69 item 3: the Translate page tells French pasted into the English -> German model."""
+    import keras
+
+    from captioner.models.seq2seq import Seq2Seq
+    from captioner.text import Vocabulary
+
+    keras.utils.set_random_seed(0)
+    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "dog", "runs", "."))
+    model = Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=8)
+    assert model.known_words("A dog runs.") == (4, 4)
+    assert model.known_words("Nous sommes allés au marché.") == (1, 6)
+    assert model.known_words("") == (0, 0)
