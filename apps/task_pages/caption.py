@@ -40,6 +40,15 @@ model, model_lock = loaded
 
 beam_size, alpha, max_length = common.decoding_controls(model, "caption", "captions", max_words=40)
 objects = common.objects_toggle(model, "caption")
+style = None
+if model.styles:  # a captioner trained on several corpora writes in the style of any of them
+    options = (["auto"] if model.style_chooser_config else []) + list(model.styles)
+    style = st.radio("Style", options, index=options.index(model.style) if model.style in options else 0,
+                     horizontal=True, key="caption_style",
+                     format_func=lambda s: {"auto": "auto (the corpus the photo is most like)", "web": "web alt-text",
+                                            "flickr8k": "Flickr8k sentence"}.get(s, s),
+                     help="Which training corpus's way of writing: Flickr8k's sentences about people and what they "
+                          "do, or web alt-text naming the scene (Conceptual Captions); auto picks per photo.")
 
 source_name, data = common.upload_or_sample(upload, sample_name, common.SAMPLES_DIR, "Upload a photo to caption it.")
 
@@ -51,7 +60,7 @@ except ImageError as exc:
 
 model_path = SPEC.path
 result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_ns, beam_size, alpha, max_length,
-              objects)
+              objects, style)
 caption = common.recall("caption_results", result_key)
 if caption is None:
     height, width = model.input_size
@@ -59,7 +68,7 @@ if caption is None:
     try:
         with st.spinner("Captioning ..."), model_lock:
             caption = model.caption([pixels], beam_size=beam_size, alpha=alpha, max_length=max_length,
-                                    objects=objects)[0]
+                                    objects=objects, style=style)[0]
     except Exception as exc:  # noqa: BLE001 - shown in the page, not as a traceback
         st.error(f"The model failed on `{source_name}`: {type(exc).__name__}: {exc}", icon=":material/error:")
         st.stop()
@@ -77,7 +86,13 @@ with image_col:
     st.image(shown, caption=source_name, width="stretch")
 with text_col:
     common.show_caption_with_tags(caption)
+    if caption.style:
+        st.caption(f"Written in the **{caption.style}** style" + (" (the corpus this photo is most like)."
+                                                                  if style == "auto" else "."))
     common.beam_metrics(caption, "Words", len(words))
+    if caption.hypotheses and caption.text != caption.hypotheses[0][0]:
+        st.caption("The heading is the caption with the object tags applied; the table lists the decoder's "
+                   "own beams, before the tags named the object.")
     common.beam_hypotheses(caption.hypotheses, "caption")
     if maps.shape[0] == len(words) and words:
         st.caption(f"The caption reached the maximum length ({max_length} words) before the model ended it.")
@@ -114,7 +129,7 @@ figure = caption_attention_figure(thumb, words, maps, title=f"{caption.text}  (s
 report = {
     "source": source_name,
     "model": str(common.display_path(model_path)),
-    "settings": {"beam_size": beam_size, "alpha": alpha, "max_length": max_length},
+    "settings": {"beam_size": beam_size, "alpha": alpha, "max_length": max_length, "style": caption.style},
     "caption": caption.text,
     "tokens": words,
     "score": caption.score,

@@ -28,8 +28,8 @@ MAX_CHARS = 20_000
 RESULTS_KEPT = 16
 
 st.title("Write a headline")
-st.caption("The translator's machine on news: a bidirectional GRU reads the first words of the source, an "
-           "attention decoder writes the headline.")
+st.caption("The translator's machine on news: a bidirectional GRU reads the first words of the source; how the "
+           "headline is written depends on the model picked (below).")
 
 spec = common.pick_model(SPECS, "Source", "to write headlines", key="summarize_model")
 text = st.text_area("Article or description", value=EXAMPLES.get(spec.key, ""), key=f"summarize_text_{spec.key}",
