@@ -14,14 +14,19 @@ LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
 DEVANAGARI = tuple("अकगतनमरलसािीे्ं")
 
 
-@pytest.fixture(scope="module")
-def model_path(tmp_path_factory):
+def tiny_transliterator(beam_size=3, max_length=8):
+    """A random-weight Latin -> Devanagari character model (seed 0)."""
     keras.utils.set_random_seed(0)
     specials = ("<pad>", "<start>", "<end>", "<unk>")
-    model = Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
-                    attention_units=8, dropout=0.0, beam_size=3, max_length=8, max_source_length=20,
-                    source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
-                    replace_unk=False)
+    return Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
+                   attention_units=8, dropout=0.0, beam_size=beam_size, max_length=max_length, max_source_length=20,
+                   source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
+                   replace_unk=False)
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    model = tiny_transliterator()
     path = tmp_path_factory.mktemp("translit_cli") / "tiny.keras"
     model.save(path)
     return str(path)
@@ -116,12 +121,7 @@ def test_a_lone_letter_gets_a_bounded_transliteration(tmp_path):
     word is bounded by its length (`output_bound`), whatever batch it is decoded in."""
     from captioner.inference.transliteration import output_bound
 
-    keras.utils.set_random_seed(0)
-    specials = ("<pad>", "<start>", "<end>", "<unk>")
-    model = Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
-                    attention_units=8, dropout=0.0, beam_size=2, max_length=60, max_source_length=20,
-                    source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
-                    replace_unk=False)
+    model = tiny_transliterator(beam_size=2, max_length=60)
     end = model.decoder.vocab_dense.bias
     end.assign(end.numpy() - 50.0 * (keras.ops.arange(end.shape[0]) == 2).numpy())  # <end> never chosen
     path = tmp_path / "endless.keras"
