@@ -5,7 +5,8 @@ runs: the photos are read, resized and encoded by the model's backbone, tagged (
 --no-objects), decoded at the model's beam and length penalty (or --beam-size, --alpha) and in
 its style (or --style), one JSON row each; then coco-caption's BLEU-1..4, METEOR, ROUGE-L and CIDEr
 (the Java tools where Java is installed, else the Python ones: the report says which) against
-the corpus's references, with the captions' mean length and distinct share.
+the corpus's references, with the captions' mean length and distinct share and CHAIR (object words
+no reference names, `captioner.metrics.hallucination`).
 
 A corpus is a --corpus SPEC as `captioner train caption` takes it (FORMAT:DIR[:dev=...]): e.g.
 `flickr8k:../shared/datasets/flickr8k` or `img2dataset:work/cc3m:train=00000:dev=00003`.
@@ -55,6 +56,7 @@ def evaluate_caption(model, corpus, *, split="dev", style=None, beam_size=None, 
     from captioner.inference.batch import caption_images, read_output
     from captioner.metrics import evaluate_captions
     from captioner.metrics.distinct import caption_statistics
+    from captioner.metrics.hallucination import chair
 
     data = corpus.load(split, karpathy_json)
     paths = data.image_paths[:limit] if limit else data.image_paths
@@ -74,11 +76,13 @@ def evaluate_caption(model, corpus, *, split="dev", style=None, beam_size=None, 
     hyps = {r["image"]: r["caption"] for r in rows if "caption" in r and r["image"] in data.captions}
     scores = evaluate_captions({p: data.captions[p] for p in hyps}, hyps, tool="auto")
     stats = caption_statistics(hyps.values())
+    hallucination = chair({p: data.captions[p] for p in hyps}, hyps)
     return {"corpus": f"{corpus.format}:{corpus.data_dir} {split} ({corpus.dev if split == 'dev' else corpus.train})",
             "style": style, "images": len(hyps), "failed": len(report.failed),
             **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in scores.items()},
             "caption_length": round(stats["dev_caption_length"], 2),
-            "distinct": round(stats["dev_distinct_captions"] / max(len(hyps), 1), 4)}, hyps
+            "distinct": round(stats["dev_distinct_captions"] / max(len(hyps), 1), 4),
+            "CHAIR_i": hallucination["CHAIR_i"], "CHAIR_s": hallucination["CHAIR_s"]}, hyps
 
 
 def run_caption(args):

@@ -23,7 +23,7 @@ def test_each_corpus_is_scored_through_the_batch_path(tmp_path, capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [r["images"] for r in rows] == [6, 5] and [r["failed"] for r in rows] == [0, 1]
     for row in rows:
-        assert {"BLEU-4", "METEOR", "CIDEr", "caption_length", "distinct"} <= set(row) and row["style"] is None
+        assert {"BLEU-4", "METEOR", "CIDEr", "caption_length", "distinct", "CHAIR_i"} <= set(row) and row["style"] is None
     saved = json.loads(report.read_text())
     assert saved["results"] == rows and saved["beam_size"] == 2
     assert len((tmp_path / "rows" / "web.jsonl").read_text().splitlines()) == 6  # the broken photo's error row
