@@ -197,7 +197,8 @@ def main(argv=None):
     print(f"  server: {served['answered']} answered, {served['failed']} failed in {served['wall_seconds']:.1f} s: "
           f"{served['requests_per_second']:.2f} requests/s; latency p50 {served['p50_ms']:.0f} ms, "
           f"p99 {served['p99_ms']:.0f} ms; {calls['calls']} model calls for {calls['requests']} requests "
-          f"(mean batch {calls['requests'] / max(calls['calls'], 1):.1f}, warm-up included)")
+          f"(mean batch {calls['requests'] / max(calls['calls'], 1):.1f}, warm-up included); seconds in each stage "
+          f"(backbone, search): {calls.get('stage_seconds')}")
     serial = None
     if args.compare_no_pipeline:
         serial, serial_calls = serve_and_load(args, paths, pipeline=False)

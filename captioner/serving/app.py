@@ -570,7 +570,8 @@ def create_app(models, limits=None, batchers=None):
     @app.get("/healthz", summary="Liveness, the models loaded and the batches run so far")
     async def healthz():
         return {"status": "ok", "models": {task: Path(path).name for task, (_, path) in models.items()},
-                "batches": {task: {"calls": b.calls, "requests": sum(b.batch_sizes), "waiting": b.waiting}
+                "batches": {task: {"calls": b.calls, "requests": sum(b.batch_sizes), "waiting": b.waiting,
+                                   "stage_seconds": [round(t, 3) for t in b.stage_seconds]}
                             for task, b in batchers.items()}}
 
     if limits.max_body_bytes:

@@ -16,7 +16,7 @@ idle that the convolutions fill, as in the batch CLI). Each stage holds one batc
 batches keep their order; a batch that finished a stage keeps it until the next stage is free,
 so at most `len(stages)` batches are in flight and the next batch is formed when the first stage
 frees, from everything that queued meanwhile.
-`calls` and `batch_sizes` count what happened (tests, /healthz).
+`calls`, `batch_sizes` and `stage_seconds` count what happened (tests, /healthz: where the time goes).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class Batcher:
         self.name = name
         self.calls = 0
         self.batch_sizes = []
+        self.stage_seconds = [0.0] * len(self.stages)  # time each stage ran, summed over batches (/healthz)
         self._queue = None
         self._worker = None
         self._loop = None
@@ -121,7 +122,9 @@ class Batcher:
                     await self._stage_order[k].acquire()
                     self._stage_order[k - 1].release()
                     held = k
+                began = time.perf_counter()
                 state = await loop.run_in_executor(self._executors[k], stage, state)
+                self.stage_seconds[k] += time.perf_counter() - began
             results = state
             if len(results) != len(batch):
                 raise RuntimeError(f"run_batch returned {len(results)} results for {len(batch)} items")
