@@ -144,6 +144,10 @@ def register(subparsers):
                    help="each corpus it was trained on, as `captioner train caption --corpus` took it")
     y.add_argument("--features", required=True, help="a `captioner extract` store of their photos (the model's backbone)")
     y.add_argument("--centroids", type=int, default=16, help="k-means centroids per corpus (default 16)")
+    y.add_argument("--fallback", help="the style of a photo unlike every corpus (e.g. web); the others then need a "
+                   "margin: --keep of their dev photos stay in their style (default: none, the nearest corpus)")
+    y.add_argument("--keep", type=float, default=0.9, help="with --fallback: the share of each other corpus's dev "
+                   "photos written in its own style (default 0.9)")
     y.add_argument("--make-default", action="store_true", help="also make 'auto' the style it writes by default")
     y.set_defaults(func=_writing(run_fit_styles, "model"))
     p.set_defaults(func=lambda args: p.print_help() or 2)
@@ -658,7 +662,9 @@ def run_fit_styles(args):
         train = {c.style: pooled(c.load("train").image_paths) for c in corpora}
         dev = {c.style: pooled(c.load("dev").image_paths) for c in corpora}
     try:
-        config = fit_style_centroids(train, k=args.centroids)
+        if not 0 < args.keep <= 1:
+            raise ValueError(f"--keep {args.keep}: must be in (0, 1]")
+        config = fit_style_centroids(train, k=args.centroids, fallback=args.fallback, held_out=dev, keep=args.keep)
         model.set_style_chooser(config)
     except ValueError as exc:
         raise InputError(f"{args.model}: {exc}") from None
@@ -669,6 +675,7 @@ def run_fit_styles(args):
         model.set_style("auto")
     save_model(model, args.model)
     record = {"corpora": [c.style for c in corpora], "centroids_per_corpus": args.centroids,
+              "fallback": args.fallback, "margins": config["margins"],
               "train_photos": {s: len(x) for s, x in train.items()},
               "dev_photos_given_their_own_style_percent": own, "default_style": {"before": before, "after": model.style},
               "storage": storage_record(model, args.model)}

@@ -2,7 +2,9 @@
 
 A photo is written in the style of the corpus whose training photos it is most like: each corpus's
 training photos are summarized by k-means centroids of their unit-normalized pooled backbone
-features, and a photo takes the style whose nearest centroid is closest (cosine). A Flickr8k-like
+features, and a photo takes the style whose nearest centroid is closest (cosine), less a margin for
+every style but the fallback (the broadest corpus): a photo is written as Flickr8k only where it is
+clearly like Flickr8k's photos. A Flickr8k-like
 photo of people outdoors gets Flickr8k's sentence; a product shot, a dish, a drawing or a room gets
 the web corpus's alt-text. `captioner model fit-styles` fits it; the centroids (float16, a few
 hundred kB) are saved in the model's config, so the choice is the same on every surface.
@@ -22,9 +24,14 @@ def _unit(x):
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
-def fit_style_centroids(pooled_by_style, k=16, seed=0):
-    """{"styles": [...], "k": k, "dim": C, "centroids": base64 of float16 (S * k, C)} from
-    {style: pooled features (N, C) of that corpus's training photos}."""
+def fit_style_centroids(pooled_by_style, k=16, seed=0, fallback=None, held_out=None, keep=0.9):
+    """{"styles": [...], "k": k, "dim": C, "centroids": base64 of float16 (S * k, C), "margins": {style: m}}
+    from {style: pooled features (N, C) of that corpus's training photos}.
+
+    fallback: the style of a photo unlike every corpus (the broadest one, e.g. web): each other style s
+    is chosen only where its score beats the fallback's by its margin, the (1 - keep) quantile of that
+    difference over `held_out[s]` (s's dev photos' pooled features), so `keep` of them stay in style s
+    and a photo only half like s is written in the fallback's style. No fallback: margins 0."""
     from sklearn.cluster import KMeans
 
     rows = []
@@ -34,8 +41,19 @@ def fit_style_centroids(pooled_by_style, k=16, seed=0):
             raise ValueError(f"fit_style_centroids: {len(x)} {style} photos for {k} centroids")
         rows.append(_unit(KMeans(int(k), n_init=1, random_state=seed).fit(x).cluster_centers_))
     table = np.concatenate(rows).astype(np.float16)
-    return {"styles": list(pooled_by_style), "k": int(k), "dim": int(table.shape[1]),
-            "centroids": base64.b64encode(table.tobytes()).decode("ascii")}
+    config = {"styles": list(pooled_by_style), "k": int(k), "dim": int(table.shape[1]),
+              "centroids": base64.b64encode(table.tobytes()).decode("ascii"), "margins": {}}
+    if fallback is not None:
+        if fallback not in pooled_by_style:
+            raise ValueError(f"fit_style_centroids: fallback {fallback!r} is not one of {list(pooled_by_style)}")
+        chooser = StyleChooser(config)
+        f = chooser.styles.index(fallback)
+        for i, style in enumerate(chooser.styles):
+            if style != fallback:
+                x = (held_out or pooled_by_style)[style]
+                scores = chooser.scores(x)
+                config["margins"][style] = round(max(0.0, float(np.quantile(scores[:, i] - scores[:, f], 1 - keep))), 4)
+    return config
 
 
 class StyleChooser:
@@ -46,6 +64,8 @@ class StyleChooser:
         self.k = int(config["k"])
         table = np.frombuffer(base64.b64decode(config["centroids"]), np.float16).astype(np.float32)
         self.centroids = table.reshape(len(self.styles), self.k, int(config["dim"]))  # (S, k, C)
+        # a style is chosen where its score, less its margin, is the highest (`fit_style_centroids`)
+        self.margins = np.array([float(config.get("margins", {}).get(s, 0.0)) for s in self.styles], np.float32)
 
     def scores(self, pooled):
         """(B, S): each photo's cosine similarity to its nearest centroid of each style."""
@@ -61,8 +81,9 @@ class StyleChooser:
         s, k, c = self.centroids.shape
         unit = tf.math.l2_normalize(tf.cast(pooled, tf.float32), axis=-1)
         sims = tf.reshape(tf.matmul(unit, tf.constant(self.centroids.reshape(s * k, c).T)), [-1, s, k])
-        return tf.gather(tf.constant(style_ids, tf.int32), tf.argmax(tf.reduce_max(sims, axis=2), axis=1))
+        scores = tf.reduce_max(sims, axis=2) - tf.constant(self.margins)  # (B, S)
+        return tf.gather(tf.constant(style_ids, tf.int32), tf.argmax(scores, axis=1))
 
     def choose(self, pooled):
         """[style] of each photo of pooled features (B, C) (the mean of a grid's cells)."""
-        return [self.styles[i] for i in self.scores(pooled).argmax(axis=1)]
+        return [self.styles[i] for i in (self.scores(pooled) - self.margins).argmax(axis=1)]
