@@ -1,7 +1,8 @@
 """Caption page: an uploaded or sample photo -> beam-search captions and per-word attention maps.
 
-The model is the bundled soft-attention captioner (Show, Attend and Tell), or the file named
-by CAPTIONER_CAPTION_MODEL. Results are kept per (image, model, settings) in the session, so
+The models are the bundled soft-attention captioners (Show, Attend and Tell): the default, trained on
+Flickr8k and web photos, and the Flickr8k-only one (or the files named by CAPTIONER_CAPTION_MODEL /
+CAPTIONER_CAPTION_FLICKR8K_MODEL). Results are kept per (image, model, settings) in the session, so
 stepping through the words does not decode again.
 """
 
@@ -15,7 +16,7 @@ from captioner.visualize.attention_overlay import attention_overlay, caption_att
 
 import common
 
-SPEC = common.MODELS["caption"]
+SPECS = common.task_models("caption")  # the registry's default first
 GRID_COLUMNS = 5
 RESULTS_KEPT = 8
 
@@ -33,6 +34,7 @@ with sample_col:
     sample_name = st.selectbox("... or pick a sample photo", [p.name for p in samples], key="caption_sample",
                                disabled=bool(upload), placeholder="no samples in assets/samples/")
 
+SPEC = common.pick_model(SPECS, "Model", "to caption images", key="caption_model")
 loaded = common.model_or_explain(SPEC, "to caption images")
 if loaded is None:
     st.stop()

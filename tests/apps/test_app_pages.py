@@ -144,9 +144,10 @@ def test_caption_page_refuses_decompression_bombs(app_env, width, height, messag
 
 def test_caption_page_without_its_model_says_how_to_train_it(app_env, monkeypatch, tmp_path):
     monkeypatch.setenv("CAPTIONER_CAPTION_MODEL", str(tmp_path / "nope.keras"))
+    monkeypatch.setenv("CAPTIONER_CAPTION_FLICKR8K_MODEL", str(tmp_path / "nope_either.keras"))
     at = run_app()
     assert "not here yet" in at.info[0].value
-    assert at.code[0].value == card_command("assets/models/flickr8k_attention.keras")  # the bundled card's
+    assert at.code[0].value == card_command("assets/models/flickr8k_web_attention.keras")  # the bundled card's
     assert at.code[0].value.startswith("captioner train caption ")
     assert not caption_heading(at)
 

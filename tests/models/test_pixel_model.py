@@ -66,6 +66,8 @@ def test_config_keys_and_round_trip():
 BUNDLED = {  # file -> (class, the config keys the file was saved with besides name/trainable/dtype)
     "flickr8k_attention.keras": (ImageCaptioner, {"backbone", "decoder", "vocabulary", "beam_size", "alpha",
                                                   "max_length", "training_config"}),
+    "flickr8k_web_attention.keras": (ImageCaptioner, {"backbone", "decoder", "vocabulary", "beam_size", "alpha",
+                                                      "max_length", "training_config", "style", "style_chooser"}),
     "easy_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
                                   "max_question_length", "training_config"}),
     "flickr8k_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
