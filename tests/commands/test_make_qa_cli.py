@@ -83,5 +83,7 @@ def test_absent_people_and_an_img2dataset_corpus(tmp_path, capsys):
                  "--absent-people", "--min-answer-count", "1"]) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert {r["image"] for r in rows if r["answer"] == "none"} == {"dog1.jpg"}
+    # the same question where people are, with the count most captions agree on: it needs the photo
+    assert {"image": "man1.jpg", "question": "how many people are there?", "answer": "one", "type": "number"} in rows
     assert main(["make-qa", "--captions", str(tokens), "--corpus", f"flickr8k:{tmp_path / 'f8k'}", "--output", str(out)]) == 2
     assert "not both" in capsys.readouterr().err

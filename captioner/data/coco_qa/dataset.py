@@ -54,6 +54,32 @@ def person_words(words) -> set[str]:
     return found
 
 
+COUNT_NAMES = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+GROUP_WORDS = frozenset({"crowd", "group", "team", "family", "couple", "audience", "people", "spectators"})
+
+
+def people_count(caption, people) -> int | None:
+    """How many people one caption says there are: "two men and a woman" 3, "a man" 1; None where it
+    does not say (a plural without a number, "a group of", "people")."""
+    from captioner.data.coco_qa.words import NUMBER_WORDS
+
+    tokens = tokenize(caption)
+    count = 0
+    for i, token in enumerate(tokens):
+        if token not in people:
+            continue
+        before = tokens[i - 1] if i else ""
+        if before in NUMBER_WORDS:
+            count += NUMBER_WORDS[before]
+        elif token in GROUP_WORDS or singularize(token) != token:
+            return None  # "a group", "people", "men": how many is not said
+        elif before in ("a", "an", "one"):
+            count += 1
+        else:
+            return None  # "the man" after "a man" names him again; "his father": unsure
+    return count or None
+
+
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
@@ -86,9 +112,10 @@ def generate_qa(
         lexicon: a CaptionLexicon (default: built from all of `captions`).
         progress: wraps the image iterable (e.g. tqdm).
         stats: filled with counts: generated, dropped_rare, per type.
-        absent_people: also ask "how many people are there?" (answer "none") of every image none of whose
-            captions names a person (`person_words`): questions made from captions otherwise only ever ask
-            it where people are, and a model learns to count people in a bowl of soup.
+        absent_people: also ask "how many people are there?" of every image: "none" where no caption names a
+            person (`person_words`), the count where most of its captions say the same one (`people_count`:
+            "two men and a woman" 3, "a man" 1); questions made from captions otherwise only ever ask how many
+            where people are, and a model learns to count people in a bowl of soup.
     """
     images = list(captions) if images is None else list(images)
     lex = lexicon or CaptionLexicon.from_captions(c for caps in captions.values() for c in caps)
@@ -153,6 +180,11 @@ def generate_qa(
                 dropped[t] += 1
         if absent_people and not any(t in people for c in captions[image] for t in tokenize(c)):
             result.append(QAPair(image, "how many people are there?", "none", "number"))
+        elif absent_people:  # the same question where people are: their count, where the captions agree on it
+            said = [n for n in (people_count(c, people) for c in captions[image]) if n]
+            top = Counter(said).most_common(1)
+            if top and top[0][1] * 2 > len(captions[image]) and top[0][0] in COUNT_NAMES:
+                result.append(QAPair(image, "how many people are there?", COUNT_NAMES[top[0][0]], "number"))
         pos = [h for h in heads[image] if h not in SCENE_WORDS] or heads[image]
         pos = rng.sample(pos, min(yesno_per_image, len(pos)))
         mentioned = _mentions(captions[image])
