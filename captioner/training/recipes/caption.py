@@ -31,7 +31,7 @@ from captioner.training.distribute import STRATEGIES
 from captioner.training.self_critical import ChooseRecipe, SCSTOptions
 
 NAME = "caption"
-HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO"
+HELP = "train an image captioner (soft attention or fc7) on Flickr8k / COCO / img2dataset web photos, one corpus or several"
 
 
 @dataclasses.dataclass(kw_only=True)
