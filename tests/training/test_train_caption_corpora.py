@@ -117,3 +117,9 @@ def test_fit_styles_lets_each_photo_take_its_corpus_style(two_corpora, tmp_path)
     out = tmp_path / "rows.jsonl"
     assert main(["caption", *photos, "--model", str(path), "--output", str(out), "--no-objects"]) == 0
     assert [json.loads(line)["style"] for line in out.read_text().splitlines()] == ["flickr8k", "flickr8k", "web", "web"]
+
+
+def test_neither_data_dir_nor_corpus_is_one_line(tmp_path, capsys):
+    assert main(["train", "caption", "--features", str(tmp_path / "f.h5"), "--output-dir", str(tmp_path / "run"),
+                 *TINY_CAPTION, "--epochs", "1"]) == 2
+    assert "give --data-dir (with --format) or one or more --corpus" in capsys.readouterr().err
