@@ -122,7 +122,9 @@ class CaptionerModule(tf.Module):
     def _caption(self, pixels, beam_size, alpha, max_length):
         model = self._model
         features = model.features(pixels)  # (B, R, C) or (B, P)
-        out = model.decoder.generator.search(features, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        start = model.graph_start_tokens(features)  # a several-corpora captioner's style token, else None
+        inputs = (features,) if start is None else (features, start)
+        out = model.decoder.generator.search(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
         hypotheses = _texts(model.vocabulary, out["tokens"])  # (B, K)
         best = out["tokens"][:, 0]  # (B, T)
         lengths = out["lengths"][:, 0]  # (B,)

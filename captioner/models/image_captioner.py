@@ -114,15 +114,19 @@ class ImageCaptioner(CaptionSearch, PixelModel):
 
     def call(self, pixels, beam_size=None, alpha=None, max_length=None):
         features = self.features(pixels)
-        if self.style == "auto":  # each photo's nearest corpus, in the graph (an exported SavedModel too)
+        return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length),
+                                      self.graph_start_tokens(features))
+
+    def graph_start_tokens(self, features):
+        """int32 (B,) first input tokens of `features` in the model's default style, in a TensorFlow
+        graph (`call`, the exported SavedModel); None for a captioner of one corpus (<start>).
+        "auto": each photo's nearest corpus (the same choice as `start_tokens`)."""
+        if self.style == "auto":
             pooled = tf.reduce_mean(features, axis=1) if features.shape.rank == 3 else features
             chooser = self.style_chooser()
-            start = chooser.choose_in_graph(pooled, [self.decoder.styles[s] for s in chooser.styles])
-        else:
-            start = self.decoder.style_tokens(self.style, 1)
-        if start is not None and self.style != "auto":
-            start = tf.fill(tf.shape(features)[:1], int(start[0]))  # (B,) the default style's token
-        return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length), start)
+            return chooser.choose_in_graph(pooled, [self.decoder.styles[s] for s in chooser.styles])
+        start = self.decoder.style_tokens(self.style, 1)
+        return None if start is None else tf.fill(tf.shape(features)[:1], int(start[0]))  # (B,)
 
     def generate(self, pixels, beam_size=None, alpha=None, max_length=None, style=None):
         """Compiled `call` for uint8/float pixel batches; returns numpy arrays."""

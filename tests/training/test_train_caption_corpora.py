@@ -114,6 +114,14 @@ def test_fit_styles_lets_each_photo_take_its_corpus_style(two_corpora, tmp_path)
     graph = model(pixels)  # the exported SavedModel's path: the choice in the graph
     eager = model.generate(pixels)
     np.testing.assert_array_equal(np.asarray(graph["tokens"])[:, 0], eager["tokens"][:, 0])
+    import tensorflow as tf
+
+    from captioner.export.saved_model import export_saved_model
+
+    export_saved_model(model, tmp_path / "saved")  # the SavedModel chooses the style in its graph too
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    out = loaded.caption(tf.constant([open(p, "rb").read() for p in photos]))
+    assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in captions]
     out = tmp_path / "rows.jsonl"
     assert main(["caption", *photos, "--model", str(path), "--output", str(out), "--no-objects"]) == 0
     assert [json.loads(line)["style"] for line in out.read_text().splitlines()] == ["flickr8k", "flickr8k", "web", "web"]
