@@ -189,7 +189,8 @@ def _caption_task(args, stack):
     stack.enter_context(meteor_session())  # one METEOR process for every score of the sweep
 
     def evaluate(setting):
-        hyps = decode_captions(model.decoder, features, paths, model.vocabulary,
+        style = "flickr8k" if "flickr8k" in model.styles else None  # a several-corpora captioner: its Flickr8k style
+        hyps = decode_captions(model.decoder, features, paths, model.vocabulary, style=style,
                                beam_size=setting.get("beam_size", model.beam_size),
                                alpha=setting.get("alpha", model.alpha), max_length=model.max_length)
         out = {}

@@ -37,8 +37,10 @@ def _captioner_function(model):
 
     @tf.function(input_signature=[tf.TensorSpec((1, h, w, 3), tf.uint8, name="pixels")], autograph=False)
     def captioner(pixels):
-        out = model.decoder.generator.search(model.features(pixels), beam_size=beam_size, alpha=alpha,
-                                             max_length=max_length)
+        features = model.features(pixels)
+        start = model.graph_start_tokens(features)  # a several-corpora captioner's style token, else None
+        out = model.decoder.generator.search(*((features,) if start is None else (features, start)),
+                                             beam_size=beam_size, alpha=alpha, max_length=max_length)
         return tuple(out[k] for k in OUTPUTS["captioner"])
 
     return captioner
