@@ -268,19 +268,29 @@ def test_the_bundled_captioner_names_the_sample_photos(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     samples = root / "assets" / "samples"
-    out = tmp_path / "c.jsonl"
+    # the default captioner (Flickr8k and web photos) writes a sentence that names each
+    out = tmp_path / "default.jsonl"
     assert main(["caption", str(samples / "cat.jpg"), str(samples / "coffee.jpg"), "--output", str(out),
                  "--no-progress"]) == 0
+    rows = {Path(r["image"]).name: r for r in map(json.loads, out.read_text().splitlines())}
+    assert " cat " in f' {rows["cat.jpg"]["caption"]} ' and "espresso" in rows["coffee.jpg"]["caption"]
+    assert not any(r["caption"].startswith("a photo of") for r in rows.values())
+    # the Flickr8k captioner: its tagger describes an unfamiliar photo by its object
+    flickr8k = ["--model", str(root / "assets" / "models" / "flickr8k_attention.keras")]
+    out = tmp_path / "c.jsonl"
+    assert main(["caption", str(samples / "cat.jpg"), str(samples / "coffee.jpg"), "--output", str(out),
+                 "--no-progress", *flickr8k]) == 0
     rows = {Path(r["image"]).name: r for r in map(json.loads, out.read_text().splitlines())}
     assert " cat" in rows["cat.jpg"]["caption"] and rows["cat.jpg"]["objects"][0]["word"] == "cat"
     assert "espresso" in rows["coffee.jpg"]["caption"] or "coffee" in rows["coffee.jpg"]["caption"]
     assert rows["coffee.jpg"]["objects"][0]["synset"] == "espresso.n.01"
     assert main(["caption", str(samples / "cat.jpg"), "--output", str(tmp_path / "plain.jsonl"), "--no-objects",
-                 "--no-progress"]) == 0
+                 "--no-progress", *flickr8k]) == 0
     assert "objects" not in json.loads((tmp_path / "plain.jsonl").read_text())
     # the constrained search: the steering tag's word must be in the caption (then named)
     assert main(["caption", str(samples / "cat.jpg"), str(samples / "coffee.jpg"), "--output",
-                 str(tmp_path / "cbs.jsonl"), "--tag-search", "constrained", "--tag-deadline", "3", "--no-progress"]) == 0
+                 str(tmp_path / "cbs.jsonl"), "--tag-search", "constrained", "--tag-deadline", "3", "--no-progress",
+                 *flickr8k]) == 0
     rows = {Path(r["image"]).name: r for r in map(json.loads, (tmp_path / "cbs.jsonl").read_text().splitlines())}
     assert rows["cat.jpg"]["objects"][0]["steered"] and " cat " in f' {rows["cat.jpg"]["caption"]} '
     # both photos are unlike the training photos: the caption is the object alone (describe="object")
