@@ -24,7 +24,7 @@ def main(argv=None):
     from captioner.io import write_json
     from captioner.metrics import evaluate_captions, meteor_session
     from captioner.metrics.distinct import caption_statistics
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--features", required=True, help="a `captioner extract` store holding every photo")

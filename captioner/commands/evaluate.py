@@ -91,7 +91,7 @@ def run_caption(args):
     from captioner.inference.batch import load_captioner
     from captioner.io import write_json
     from captioner.metrics import meteor_session
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     check_search_options(args)
     corpora = [parse_corpus(spec) for spec in args.corpus]

@@ -63,7 +63,7 @@ def corpus_captions(specs, split):
     import os
 
     from captioner.errors import InputError
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     captions, names = {}, []
     for spec in specs:

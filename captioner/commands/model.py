@@ -58,7 +58,7 @@ from folders of photos of them (DCC's lexical classifiers). The library and the 
 
 ``fit-styles`` lets a captioner trained on several corpora (`captioner train caption --corpus ...`) choose
 its style per photo (``--style auto``): k-means centroids of each corpus's training photos' pooled
-features (`captioner.inference.style_choice`), a photo written in the style of its nearest one; the
+features (`captioner.tagging.style_choice`), a photo written in the style of its nearest one; the
 share of each corpus's dev photos given their own corpus's style goes into ``extra.style_chooser``.
 
 Every tool rewrites the file atomically (one `.keras`, safe-mode loadable) and appends its command
@@ -642,12 +642,12 @@ def run_fit_styles(args):
 
     from captioner.errors import InputError
     from captioner.features.store import FeatureStore
-    from captioner.inference.style_choice import StyleChooser, fit_style_centroids
+    from captioner.tagging.style_choice import StyleChooser, fit_style_centroids
     from captioner.model_card import ModelCard
     from captioner.models.image_captioner import ImageCaptioner
     from captioner.models.loading import load_model_file
     from captioner.models.storage import save_model, storage_record
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     model = load_model_file(args.model, ImageCaptioner, "an image captioner")
     corpora = [parse_corpus(spec) for spec in args.corpus]

@@ -96,7 +96,7 @@ def copy_tagger(model_path, from_model):
 def corpus_photos(specs, split="train"):
     """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC (as `captioner train
     caption --corpus` takes them): the photos a several-corpora captioner was trained on."""
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     paths, captions = [], {}
     for spec in specs:

@@ -110,7 +110,8 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         # never generate <pad>, <unk>, <start> or a style token: a caption of real words only; a style
         # token comes in as the first input token (the generator's start-token path)
         self.generator = Generator(
-            self.decoder, lambda x, start=None: (self.project(x), None, self.tag_state(x), start),
+            self.decoder, lambda x, start=None: (self.project(x), None, self.tag_state(x))
+            + (() if start is None else (start,)),
             banned_ids=(PAD_ID, UNK_ID, START_ID, *self.styles.values()))
 
     # -- LSTM-C: copying the backbone's object tags ---------------------------------------------

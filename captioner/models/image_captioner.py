@@ -50,7 +50,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         self.set_search_defaults(beam_size, alpha, max_length)
         # a decoder trained on several corpora writes in the style of any of them (`styles`); this one by
         # default, or "auto": per photo, the corpus whose training photos it is most like (`style_chooser`,
-        # captioner.inference.style_choice, fitted by `captioner model fit-styles`)
+        # captioner.tagging.style_choice, fitted by `captioner model fit-styles`)
         self.style_chooser_config = dict(style_chooser or {})
         self.style = style
         self._check_style(style)
@@ -80,7 +80,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """The `StyleChooser` of style="auto" (None where none was fitted)."""
         if not self.style_chooser_config:
             return None
-        from captioner.inference.style_choice import StyleChooser
+        from captioner.tagging.style_choice import StyleChooser
 
         chooser = self.__dict__.get("_style_chooser")
         if chooser is None:
@@ -88,7 +88,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         return chooser
 
     def set_style_chooser(self, config):
-        """Fit result of `captioner.inference.style_choice.fit_style_centroids` (its styles must be the
+        """Fit result of `captioner.tagging.style_choice.fit_style_centroids` (its styles must be the
         decoder's)."""
         unknown = [s for s in config["styles"] if s not in self.styles]
         if unknown:

@@ -21,7 +21,7 @@ class CaptionExamples:
     @classmethod
     def build(cls, dataset, vocab, max_words, start_ids=None):
         """start_ids: {image path: (corpus index, start token id)} where captions of several corpora
-        start with their corpus's style token (`captioner.training.caption_corpora`); None: <start>."""
+        start with their corpus's style token (`captioner.data.caption_corpora`); None: <start>."""
         rows, seqs, corpus = [], [], []
         for i, path in enumerate(dataset.image_paths):
             for caption in dataset.captions[path]:

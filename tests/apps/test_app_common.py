@@ -71,7 +71,7 @@ def test_json_and_png_bytes_round_trip():
 def test_model_paths_default_to_assets_and_follow_env(monkeypatch, tmp_path):
     spec = common.MODELS["caption"]
     monkeypatch.delenv(spec.env_var, raising=False)
-    assert spec.path == REPO_ROOT / "assets" / "models" / "flickr8k_attention.keras"
+    assert spec.path == REPO_ROOT / "assets" / "models" / "flickr8k_web_attention.keras"
     monkeypatch.setenv(spec.env_var, str(tmp_path / "m.keras"))
     assert spec.path == tmp_path / "m.keras"
 

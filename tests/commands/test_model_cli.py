@@ -4,6 +4,7 @@ joined are refused by name; a model's decoding defaults are rewritten in place, 
 outputs otherwise unchanged; each card records the command."""
 
 import json
+import os
 import warnings
 
 import keras
@@ -124,7 +125,8 @@ def test_store_lean_keeps_the_captions_and_records_itself(captioner_file):
     for x, y in zip(before.get_weights(), after.get_weights()):
         np.testing.assert_array_equal(y, x.astype(np.float16).astype(np.float32))
     card = json.loads(captioner_file.with_suffix(".json").read_text())
-    assert card["command"][-1] == f"captioner model store-lean --model {captioner_file}"
+    # a card names no absolute path: relative to where the command ran (ModelCard.save)
+    assert card["command"][-1] == f"captioner model store-lean --model {os.path.relpath(captioner_file)}"
     assert card["extra"]["storage"]["bytes_before"] > 0 and "float16" in json.dumps(card["extra"]["storage"])
     assert main(["model", "store-lean", "--model", str(captioner_file.with_name("missing.keras"))]) != 0
 
@@ -160,8 +162,9 @@ def test_two_document_classifiers_become_one_file_that_captioner_classify_reads(
     assert isinstance(loaded, DocumentEnsemble) and loaded.combine == "mixture"
     card = json.loads((tmp_path / "han.json").read_text())
     assert card["task"] == "classify" and card["config"] == {"members": ["h0.keras", "h1.keras"], "combine": "mixture"}
-    assert card["command"] == ["captioner train classify --seed 0", f"captioner model ensemble {paths[0]} {paths[1]} "
-                               f"--output {out}"]
+    rel = os.path.relpath
+    assert card["command"] == ["captioner train classify --seed 0", f"captioner model ensemble {rel(paths[0])} "
+                               f"{rel(paths[1])} --output {rel(out)}"]
     post = tmp_path / "post.txt"
     post.write_text("Subject: launch\n\nThe rocket reached orbit. Nasa said so.\n", encoding="utf-8")
     rows = tmp_path / "rows.jsonl"

@@ -63,7 +63,7 @@ def test_the_style_travels_with_the_file(two_corpora):
 
 
 def test_epoch_shares_draw_each_corpus_at_its_share():
-    from captioner.training.caption_corpora import epoch_shares, parse_corpus
+    from captioner.data.caption_corpora import epoch_shares, parse_corpus
     from captioner.training.caption_data import CaptionExamples
 
     corpora = [parse_corpus("flickr8k:x"), parse_corpus("img2dataset:y:train=0:dev=1:share=0.25")]
@@ -82,7 +82,7 @@ def test_epoch_shares_draw_each_corpus_at_its_share():
     ("flickr8k:x:style=a b", "letters, digits")])
 def test_a_bad_corpus_spec_is_named(spec, message):
     from captioner.errors import InputError
-    from captioner.training.caption_corpora import parse_corpus
+    from captioner.data.caption_corpora import parse_corpus
 
     with pytest.raises(InputError, match=message):
         parse_corpus(spec)

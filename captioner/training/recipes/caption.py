@@ -40,7 +40,7 @@ class Config(SCSTOptions, TrainConfig):
     format: str = option("flickr8k", choices=("flickr8k", "coco"))
     corpus: list = option([], action="append", metavar="FORMAT:DIR[:train=..][:dev=..][:style=..][:share=..]",  # noqa: RUF009
                           help="a caption corpus (repeat for several: one decoder, a style token per corpus; "
-                               "formats flickr8k, coco, img2dataset; see captioner.training.caption_corpora); "
+                               "formats flickr8k, coco, img2dataset; see captioner.data.caption_corpora); "
                                "instead of --data-dir/--format")
     default_style: str | None = option(None, help="with --corpus: the style the saved model writes unless told "
                                                   "(default: the first corpus's)")

@@ -36,8 +36,8 @@ class Caption(Recipe):
 
     @property
     def corpora(self):
-        """The --corpus specs (`captioner.training.caption_corpora.Corpus`), [] for --data-dir."""
-        from captioner.training.caption_corpora import parse_corpus
+        """The --corpus specs (`captioner.data.caption_corpora.Corpus`), [] for --data-dir."""
+        from captioner.data.caption_corpora import parse_corpus
 
         if not hasattr(self, "_corpora"):
             self._corpora = [parse_corpus(spec) for spec in self.cfg.corpus or ()]
@@ -122,7 +122,7 @@ class Caption(Recipe):
         self.data = {"format": cfg.format, "data_dir": cfg.data_dir, "train_split": cfg.train_split,
                      "train_images": len(train.image_paths), "train_captions": len(self.examples)}
         if self.corpora:
-            from captioner.training.caption_corpora import epoch_shares
+            from captioner.data.caption_corpora import epoch_shares
 
             sizes = [int((self.examples.corpus == i).sum()) for i in range(len(self.corpora))]
             self.shares = epoch_shares(self.corpora, sizes)
@@ -160,7 +160,7 @@ class Caption(Recipe):
 
     def start_ids(self, dataset):
         """{path: (corpus index, its style token id)} of a several-corpora split, else None (<start>)."""
-        from captioner.training.caption_corpora import style_token
+        from captioner.data.caption_corpora import style_token
 
         if not self.corpora:
             return None
@@ -176,7 +176,7 @@ class Caption(Recipe):
                                  min_count=self.cfg.min_count)
         extra = sorted(self.held_out_words() - set(vocab.tokens))
         if self.corpora:  # the style tokens, last: "<web>" is no word the tokenizer makes
-            from captioner.training.caption_corpora import style_token
+            from captioner.data.caption_corpora import style_token
 
             vocab = Vocabulary(vocab.tokens + tuple(style_token(s) for s in self.styles), vocab.metadata)
         return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
@@ -213,7 +213,7 @@ class Caption(Recipe):
             spec, vectors = copy_tags_spec(self.vocab, self.backbone)
             copy = {"copy_tags": spec, "tag_vectors": vectors}
         if self.corpora:
-            from captioner.training.caption_corpora import style_token
+            from captioner.data.caption_corpora import style_token
 
             copy["styles"] = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
         return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,

@@ -5,7 +5,7 @@ the same choice in NumPy and in a TensorFlow graph."""
 import numpy as np
 import pytest
 
-from captioner.inference.style_choice import StyleChooser, fit_style_centroids
+from captioner.tagging.style_choice import StyleChooser, fit_style_centroids
 
 
 def corpora(seed=0):
