@@ -57,26 +57,6 @@ def _answers_of(path):
     return answers
 
 
-def corpus_captions(specs, split):
-    """({file name: captions}, [file names]) of the `split` photos of every --corpus SPEC; two corpora
-    with one file name are refused (a feature store keys photos by file name)."""
-    import os
-
-    from captioner.errors import InputError
-    from captioner.data.caption_corpora import parse_corpus
-
-    captions, names = {}, []
-    for spec in specs:
-        data = parse_corpus(spec).load(split)
-        for path in data.image_paths:
-            name = os.path.basename(path)
-            if name in captions:
-                raise InputError(f"{path}: another photo of the corpora is also named {name}")
-            captions[name] = data.captions[path]
-            names.append(name)
-    return captions, names
-
-
 def run(args):
     from tqdm.auto import tqdm
 
@@ -96,7 +76,10 @@ def run(args):
     if args.corpus and (args.captions or args.images):
         raise InputError("give --captions and --images, or --corpus, not both")
     if args.corpus:
-        captions, names = corpus_captions(args.corpus, args.split)
+        from captioner.data.caption_corpora import corpus_photos
+
+        _, captions = corpus_photos(args.corpus, args.split)
+        names = list(captions)
     elif not (args.captions and args.images):
         raise InputError("give --captions and --images (Flickr8k files), or one or more --corpus")
     else:

@@ -604,7 +604,7 @@ def run_fit_tagger(args):
         print(f"{args.model}: tagger settings of {args.from_model} ({extra['object_tagger']['known']} known classes)")
         return 0
     if args.corpus:
-        from captioner.inference.tagger_fitting import corpus_photos
+        from captioner.data.caption_corpora import corpus_photos
 
         if args.images or args.captions:
             raise InputError("give --corpus, or --images/--image-dir/--captions, not both")

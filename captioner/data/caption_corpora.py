@@ -21,7 +21,7 @@ import dataclasses
 
 from captioner.errors import InputError
 
-__all__ = ["Corpus", "parse_corpus", "epoch_shares", "style_token", "DEFAULT_STYLES"]
+__all__ = ["Corpus", "parse_corpus", "corpus_photos", "epoch_shares", "style_token", "DEFAULT_STYLES"]
 
 DEFAULT_STYLES = {"flickr8k": "flickr8k", "coco": "coco", "img2dataset": "web"}
 DEFAULT_SPLITS = {"flickr8k": ("train", "dev"), "coco": ("train", "val"), "img2dataset": (None, None)}
@@ -98,3 +98,20 @@ def epoch_shares(corpora, sizes):
                          "corpus without share=)")
     rest = sum(sizes[i] for i in free)
     return [c.share if c.share is not None else (1.0 - given) * sizes[i] / rest for i, c in enumerate(corpora)]
+
+
+def corpus_photos(specs, split="train"):
+    """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC: the photos of several
+    corpora, named by file name as a `captioner extract` store keys them; two with one name are refused."""
+    import os
+
+    paths, captions = [], {}
+    for spec in specs:
+        data = parse_corpus(spec).load(split)
+        for path in data.image_paths:
+            name = os.path.basename(path)
+            if name in captions:
+                raise InputError(f"{path}: another photo of the corpora is also named {name}")
+            captions[name] = data.captions[path]
+            paths.append(path)
+    return paths, captions

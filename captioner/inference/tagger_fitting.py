@@ -93,19 +93,6 @@ def copy_tagger(model_path, from_model):
                               "copied_from": os.path.basename(from_model)}, "storage": storage}
 
 
-def corpus_photos(specs, split="train"):
-    """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC (as `captioner train
-    caption --corpus` takes them): the photos a several-corpora captioner was trained on."""
-    from captioner.data.caption_corpora import parse_corpus
-
-    paths, captions = [], {}
-    for spec in specs:
-        data = parse_corpus(spec).load(split)
-        paths += data.image_paths
-        captions.update({os.path.basename(p): data.captions[p] for p in data.image_paths})
-    return paths, captions
-
-
 def fit_tagger(model_path, images, image_dir, features=None, min_images=3, bonus=8.0, threshold=0.5, search="bonus",
                deadline=0, known_probability=None, familiar_centroids=64, familiar_test="centroids", familiar_dims=64,
                familiar_quantile=0.05, captions=None, describe="sentence", batch_size=32):
