@@ -14,6 +14,13 @@ A corpus is a --corpus SPEC as `captioner train caption` takes it (FORMAT:DIR[:d
 be read beside the references. Broken photos are reported and left out of the scores.
 """
 
+CLASSIFIER_DOC = """`captioner evaluate vqa|entail|classify --model M (dev data)`: a classifier on its dev data through
+its batch path (`VQAModel.answer_probabilities`, `entail`, `classify`): accuracy (overall and per
+question type), negative log-likelihood, expected calibration error (15 bins), the reliability bins
+and a VQA model's "don't know" share, at the model's saved temperature (`captioner model
+calibrate` fits it). The dev data: --questions and --images (VQA rows of `captioner make-qa`),
+--data (the SICK file, or an SNLI dev jsonl with --snli; a document corpus folder with --dataset)."""
+
 import argparse
 import json
 import os
@@ -44,6 +51,17 @@ def register(subparsers):
     c.add_argument("--batch-size", type=int, default=32)
     c.add_argument("--output", default=None, help="the report as JSON (written atomically)")
     c.set_defaults(func=run_caption)
+    from captioner.inference.calibration import add_dev_options
+
+    for task, what, registry in (("vqa", "a VQA model on dev question rows", "ask"),
+                                 ("entail", "an entailment model on its dev pairs", "entail"),
+                                 ("classify", "a document classifier on its dev documents", "classify")):
+        t = tasks.add_parser(task, help=what + ": accuracy, NLL, expected calibration error",
+                             description=CLASSIFIER_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
+        t.add_argument("--model", default=None, help=f"the model (default: the bundled one of `captioner {registry}`)")
+        add_dev_options(t)
+        t.add_argument("--output", default=None, help="the report as JSON (written atomically)")
+        t.set_defaults(func=run_classifier, registry=registry)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
@@ -117,6 +135,33 @@ def run_caption(args):
     report = {"task": "caption", "model": args.model or default_path("caption"), "objects": args.objects,
               "beam_size": args.beam_size or model.beam_size, "alpha": model.alpha if args.alpha is None else args.alpha,
               "results": results, "command": "captioner " + " ".join(getattr(args, "argv", None) or sys.argv[1:])}
+    if args.output:
+        write_json(args.output, report)
+    return 0
+
+
+def run_classifier(args):
+    from captioner.bundled import default_path
+    from captioner.errors import InputError
+    from captioner.inference.calibration import dev_set, figures
+    from captioner.io import write_json
+    from captioner.models.calibration import Calibrated
+    from captioner.models.loading import load_model_file
+
+    path = args.model or default_path(args.registry)
+    model = load_model_file(path, Calibrated, "a VQA model, an entailment model or a document classifier")
+    try:
+        report = figures(model, dev_set(model, args))
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    report = {"task": args.task, "model": path, **report,
+              "command": "captioner " + " ".join(getattr(args, "argv", None) or sys.argv[1:])}
+    brief = {k: report[k] for k in ("accuracy", "nll", "ece", "temperature")}
+    if "by_type" in report:
+        brief["by_type"] = {k: v["accuracy"] for k, v in report["by_type"].items()}
+    if "dont_know" in report:
+        brief["dont_know"] = report["dont_know"]
+    print(json.dumps(brief))
     if args.output:
         write_json(args.output, report)
     return 0

@@ -50,6 +50,7 @@ import tensorflow as tf
 
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
+from captioner.models.calibration import Calibrated
 from captioner.models.compiled import compiled_method
 from captioner.models.ensemble import ClassifierEnsemble, from_member
 from captioner.models.text_model import TextTaskModel
@@ -89,7 +90,7 @@ class DocumentClassification:
                 "truncated": self.truncated}
 
 
-class DocumentAPI:
+class DocumentAPI(Calibrated):
     """Text in, labels out, written once for a HAN and for an ensemble of them: a class using it
     has ``attend(inputs)`` -> (logits, sentence weights, word weights), ``labels``, ``vocabulary``
     and the reading settings (``max_sentences``, ``max_words``, ``split_long``, and the term
@@ -144,7 +145,7 @@ class DocumentAPI:
     @compiled_method
     def _predict_fn(self, x):
         logits, sentence_alpha, word_alpha = self.attend(x, training=False)
-        return tf.nn.softmax(tf.cast(logits, tf.float32)), sentence_alpha, word_alpha
+        return self.calibrated_softmax(logits), sentence_alpha, word_alpha
 
     def predict_attention(self, ids, batch_size=64):
         """(probabilities (B, K), sentence weights (B, S), word weights (B, S, W)) as numpy."""

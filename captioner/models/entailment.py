@@ -44,6 +44,7 @@ from captioner.text.vocabulary import Vocabulary
 from captioner.text.wordnet import (
     NUM_LEXICON_FEATURES, RELATIONS, WordRelations, lexicon_features,
 )
+from captioner.models.calibration import Calibrated
 from captioner.models.compiled import compiled_method
 from captioner.models.ensemble import ClassifierEnsemble, from_member
 
@@ -89,7 +90,7 @@ class Entailment:
     attention: np.ndarray | None  # (len(hypothesis_tokens), len(premise_tokens)): hypothesis over premise
 
 
-class _TextPairAPI(TextTaskModel):
+class _TextPairAPI(Calibrated, TextTaskModel):
     """Strings in, `Entailment`s out: shared by the classifier and the ensemble of classifiers.
     Needs `vocabulary`, `max_length`, `features(p, h)` and `call(..., return_attention=True)`."""
 
@@ -113,7 +114,7 @@ class _TextPairAPI(TextTaskModel):
     @compiled_method
     def _predict_fn(self, x):
         logits, attention = self(x, training=False, return_attention=True)
-        return tf.nn.softmax(tf.cast(logits, tf.float32)), attention
+        return self.calibrated_softmax(logits), attention
 
     def predict_proba(self, inputs):
         probs, attention = self._predict_fn({k: tf.convert_to_tensor(v) for k, v in inputs.items()})

@@ -11,6 +11,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from captioner.models.calibration import Calibrated
 from captioner.models.pixel_model import PixelModel, deserialize
 from captioner.models.video_classifier_model import VideoClassifierModel  # noqa: F401  (registered)
 from captioner.models.video_pipeline import FrameFeaturesMixin, VideoLabel
@@ -18,7 +19,7 @@ from captioner.models.compiled import compiled_method
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class VideoClassifier(FrameFeaturesMixin, PixelModel):
+class VideoClassifier(Calibrated, FrameFeaturesMixin, PixelModel):
     def __init__(self, backbone, model, class_names, num_frames=8, sample_fps=0.0, training_config=None,
                  **kwargs):
         super().__init__(backbone, training_config=training_config, **kwargs)
@@ -33,8 +34,8 @@ class VideoClassifier(FrameFeaturesMixin, PixelModel):
         mask = tf.cast(inputs["mask"], tf.bool)
         features = self.frame_features(inputs["frames"], mask)
         logits, frame_logits = self.model.classify(features, mask)
-        return {"probabilities": tf.nn.softmax(logits, -1),  # (B, K)
-                "frame_probabilities": tf.nn.softmax(frame_logits, -1)}  # (B, N, K)
+        return {"probabilities": self.calibrated_softmax(logits),  # (B, K)
+                "frame_probabilities": self.calibrated_softmax(frame_logits)}  # (B, N, K)
 
     _fn = compiled_method(lambda self, frames, mask: self.call({"frames": frames, "mask": mask}))
 

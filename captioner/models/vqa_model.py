@@ -33,6 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.errors import InputError
+from captioner.models.calibration import Calibrated
 from captioner.models.pixel_model import PixelModel, deserialize
 from captioner.models.vqa_classifier import VQAClassifier  # noqa: F401  (registered)
 from captioner.text.tokenizer import tf_tokenize, tokenize
@@ -91,7 +92,7 @@ def is_object_question(question):
 
 
 @keras.saving.register_keras_serializable(package="captioner")
-class VQAModel(PixelModel):
+class VQAModel(Calibrated, PixelModel):
     vocabulary_key = "question_vocabulary"
 
     def __init__(self, backbone, classifier, question_vocabulary, answers, max_question_length=30,
@@ -127,7 +128,7 @@ class VQAModel(PixelModel):
         if "image_index" in inputs:
             net_in["image_index"] = inputs["image_index"]
         logits, alphas = self.classifier.forward(net_in, training=False)
-        return {"probabilities": tf.nn.softmax(tf.cast(logits, "float32"), -1),
+        return {"probabilities": self.calibrated_softmax(logits),
                 "attention": tf.cast(alphas, "float32")}
 
     # -- Python API -------------------------------------------------------------------
@@ -164,14 +165,33 @@ class VQAModel(PixelModel):
         (`answer_objects`).
         """
         questions = list(questions)
+        encoded = [self.encode_question(q) for q in questions]
+        results = []
+        for chunk, pixels, index, out in self._forward(images, questions, encoded, batch_size):
+            answers = [self.make_answer(questions[i], encoded[i], out["probabilities"][row], out["attention"][row],
+                                        top_k) for row, i in enumerate(chunk)]
+            if objects:
+                self.answer_objects(pixels, index, answers)
+            results.extend(answers)
+        return results
+
+    def answer_probabilities(self, images, questions, batch_size=32):
+        """(N, answers) probabilities of every answer for each question (as `answer_batch` batches them;
+        what `captioner model calibrate` fits the temperature on)."""
+        questions = list(questions)
+        encoded = [self.encode_question(q) for q in questions]
+        parts = [out["probabilities"] for _, _, _, out in self._forward(images, questions, encoded, batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, len(self.answers)), np.float32)
+
+    def _forward(self, images, questions, encoded, batch_size):
+        """Per batch of questions: (their indices, the batch's distinct images' pixels, each question's
+        image row, `predict_ids` output)."""
         if isinstance(images, (list, tuple)):
             images = list(images)
             if len(images) != len(questions):
                 raise InputError(f"{len(images)} images for {len(questions)} questions")
         else:
             images = [images] * len(questions)
-        encoded = [self.encode_question(q) for q in questions]
-        results = []
         for start in range(0, len(questions), batch_size):
             chunk = range(start, min(start + batch_size, len(questions)))
             keys, pixels, index = {}, [], []
@@ -186,13 +206,8 @@ class VQAModel(PixelModel):
             ids = np.full((len(chunk), width), PAD_ID, np.int32)  # (B, T)
             for row, i in enumerate(chunk):
                 ids[row, : len(encoded[i][0])] = encoded[i][0]
-            out = self.predict_ids(np.stack(pixels), ids, np.array(index))
-            answers = [self.make_answer(questions[i], encoded[i], out["probabilities"][row], out["attention"][row],
-                                        top_k) for row, i in enumerate(chunk)]
-            if objects:
-                self.answer_objects(np.stack(pixels), index, answers)
-            results.extend(answers)
-        return results
+            pixels = np.stack(pixels)
+            yield chunk, pixels, index, self.predict_ids(pixels, ids, np.array(index))
 
     # the tagger's words are the answers: a class maps to the nearest answer on its WordNet chain
     # ("dog" for every breed), else to its own name ("espresso")

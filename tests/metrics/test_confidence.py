@@ -40,3 +40,43 @@ def test_bins_and_answered_table():
     assert rows[0] == {"min_probability": 0.0, "answered": 1.0, "accuracy_answered": 5 / 8}
     assert rows[1]["answered"] == 0.5 and rows[1]["accuracy_answered"] == 1.0
     assert rows[2]["answered"] == 0.0 and rows[2]["accuracy_answered"] is None
+
+
+# ---------------------------------------------------------------- calibration (issue 69)
+from captioner.metrics.confidence import (expected_calibration_error, fit_temperature, negative_log_likelihood,
+                                          temper)
+
+
+def test_ece_by_hand():
+    # two examples at 0.9 (one right), two at 0.6 (both right): |0.5-0.9|*0.5 + |1.0-0.6|*0.5 = 0.4
+    p = np.array([[0.9, 0.1], [0.9, 0.1], [0.4, 0.6], [0.4, 0.6]])
+    assert expected_calibration_error(p, [0, 1, 1, 1]) == pytest.approx(0.4)
+    # a gold answer outside the classes (-1) is never right
+    assert expected_calibration_error(p[:1], [-1]) == pytest.approx(0.9)
+    with pytest.raises(ValueError):
+        expected_calibration_error(p, [0, 1, 2, 1])
+
+
+def test_temper_is_softmax_of_scaled_logits():
+    logits = np.array([[2.0, 0.5, -1.0], [0.0, 3.0, 1.0]])
+    p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    for t in (0.5, 1.0, 2.5):
+        want = np.exp(logits / t) / np.exp(logits / t).sum(-1, keepdims=True)
+        np.testing.assert_allclose(temper(p, t), want, rtol=1e-9)
+    with pytest.raises(ValueError):
+        temper(p, 0.0)
+
+
+def test_fit_temperature_recovers_the_temperature_that_made_the_labels():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, (4000, 5))
+    true_t = 2.5  # labels drawn from softmax(logits / 2.5): the raw softmax is over-confident
+    q = np.exp(logits / true_t)
+    q /= q.sum(-1, keepdims=True)
+    labels = np.array([rng.choice(5, p=row) for row in q])
+    p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    t = fit_temperature(p, labels)
+    assert t == pytest.approx(true_t, rel=0.1)
+    assert negative_log_likelihood(temper(p, t), labels) < negative_log_likelihood(p, labels)
+    assert expected_calibration_error(temper(p, t), labels) < 0.03 < expected_calibration_error(p, labels)
+    assert (temper(p, t).argmax(-1) == p.argmax(-1)).all()

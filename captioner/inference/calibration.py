@@ -1,0 +1,198 @@
+"""Fitting a classifier's temperature on dev (what `captioner model calibrate` runs).
+
+`dev_probabilities` gives, for a model and its dev data, the probabilities the model's own batch
+path gives (`VQAModel.answer_probabilities`, `entail`, `classify`) and each example's gold class
+(-1: a gold answer outside the model's answer list, never right). `calibrate` fits one temperature
+on them (`captioner.metrics.confidence.fit_temperature`, on the examples with a class), sets it on
+the model (composed with any it had), re-chooses a VQA model's "don't know" threshold on the
+tempered probabilities, and returns the figures before and after: accuracy (unchanged: the argmax
+does not move), negative log-likelihood, ECE (15 bins) and the reliability bins.
+
+Dev data per kind of model:
+
+* VQA: `captioner make-qa` rows (``image``, ``question``, ``answer``; JSON lines) and the folders
+  that hold their photos (an image is looked up by its path, else its file name in the folders);
+* entailment: the SICK file (its dev part: the share of TRAIN the recipe held out by md5 of
+  pair_ID) or an SNLI dev jsonl;
+* document classifier: the corpus folder (its dev list, as `captioner train classify` splits it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+from captioner.errors import InputError
+
+
+@dataclasses.dataclass
+class DevSet:
+    probabilities: np.ndarray  # (N, K) at the model's current temperature
+    labels: np.ndarray         # (N,) gold class index, -1 where the gold is none of the model's classes
+    description: dict
+    groups: list | None = None  # per example, its kind (a VQA row's question type), for figures per kind
+
+
+def _find_images(names, folders):
+    """{name: path}: a name that is a path stays; else its file name in one of `folders` (searched
+    recursively once). InputError naming the first photo found nowhere."""
+    index = {}
+    for folder in folders or []:
+        if not os.path.isdir(folder):
+            raise InputError(f"--images {folder}: not a folder")
+        for root, _, files in os.walk(folder):
+            for f in files:
+                index.setdefault(f, os.path.join(root, f))
+    out = {}
+    for name in names:
+        path = name if os.path.isfile(name) else index.get(os.path.basename(name))
+        if path is None:
+            raise InputError(f"photo {name!r} is in none of the --images folders {list(folders or [])}")
+        out[name] = path
+    return out
+
+
+def vqa_dev(model, questions_path, image_folders, batch_size=32, progress=False):
+    from tqdm.auto import tqdm
+
+    from captioner.data.qa_jsonl import read_qa_jsonl
+
+    dataset = read_qa_jsonl(questions_path)
+    paths = _find_images({q.image_path for q in dataset.questions}, image_folders)
+    rows = dataset.questions
+    answer_index = {a: i for i, a in enumerate(model.answers)}
+    parts = []
+    with tqdm(total=len(rows), unit="q", desc="dev questions", disable=not progress, dynamic_ncols=True) as bar:
+        for start in range(0, len(rows), 512):
+            part = rows[start:start + 512]
+            parts.append(model.answer_probabilities([paths[q.image_path] for q in part], [q.question for q in part],
+                                                    batch_size=batch_size))
+            bar.update(len(part))
+    labels = np.array([answer_index.get(q.answer, -1) for q in rows], np.int64)
+    return DevSet(np.concatenate(parts), labels,
+                  {"questions": len(rows), "photos": len(paths), "file": os.path.basename(questions_path),
+                   "gold_outside_answers": int((labels < 0).sum())},
+                  groups=[q.answer_type for q in rows] if any(q.answer_type for q in rows) else None)
+
+
+def entailment_dev(model, data, snli=False, dev_fraction=0.1, batch_size=64):
+    from captioner.data.sick import LABELS, load_sick
+    from captioner.data.snli import load_snli
+    from captioner.data.tsv_pairs import split_by_key
+
+    if snli:
+        pairs, what = load_snli(data, "dev"), "the SNLI dev file"
+    else:  # the dev part `captioner train entail --format sick` held out of TRAIN
+        pairs = split_by_key(load_sick(data, splits=["TRAIN"]), key=lambda p: p.pair_id,
+                             fractions={"dev": dev_fraction})["dev"]
+        what = f"{dev_fraction:g} of SICK TRAIN by md5 of pair_ID"
+    results = model.entail([p.premise for p in pairs], [p.hypothesis for p in pairs], batch_size=batch_size)
+    probs = np.array([[r.probabilities[lab] for lab in LABELS] for r in results], np.float64)
+    labels = np.array([LABELS.index(p.label) for p in pairs], np.int64)
+    return DevSet(probs, labels, {"pairs": len(pairs), "split": what})
+
+
+def documents_dev(model, data_dir, dataset="newsgroups", dev_list=None, batch_size=64):
+    if dataset == "newsgroups":
+        from captioner.data.newsgroups import load_newsgroups as load
+    else:
+        from captioner.data.bbc_news import load_bbc_news as load
+    docs = load(data_dir, "dev", dev_list=dev_list)
+    if not docs:
+        raise InputError(f"{data_dir}: no dev documents")
+    unknown = sorted({d.label for d in docs} - set(model.labels))
+    if unknown:
+        raise InputError(f"{data_dir}: dev labels {unknown[:5]} are not the model's labels {model.labels[:5]}...")
+    results = model.classify([d.text for d in docs], batch_size=batch_size)
+    probs = np.array([[r.probabilities[lab] for lab in model.labels] for r in results], np.float64)
+    labels = np.array([model.labels.index(d.label) for d in docs], np.int64)
+    return DevSet(probs, labels, {"documents": len(docs), "split": "the dev list of " + dataset})
+
+
+def dev_set(model, args):
+    """The dev data of `model` from command-line options (--questions/--images, --data [--snli],
+    --dataset/--dev-list), as `captioner model calibrate` and `captioner evaluate` take them."""
+    from captioner.models.vqa_model import VQAModel
+
+    if isinstance(model, VQAModel):
+        if not args.questions or not args.images:
+            raise InputError("a VQA model's dev data is --questions DEV.jsonl and --images FOLDER")
+        return vqa_dev(model, args.questions, args.images, progress=True)
+    if not args.data:
+        raise InputError("give the model's dev data with --data")
+    if hasattr(model, "entail"):
+        return entailment_dev(model, args.data, snli=args.snli)
+    if hasattr(model, "labels") and hasattr(model, "classify"):
+        return documents_dev(model, args.data, args.dataset, args.dev_list)
+    raise InputError(f"a {type(model).__name__}'s dev data is not read here (VQA, entailment and document models are)")
+
+
+def add_dev_options(parser):
+    parser.add_argument("--questions", help="VQA: the dev rows (`captioner make-qa` JSON lines)")
+    parser.add_argument("--images", action="append", help="VQA: a folder holding the rows' photos (repeatable)")
+    parser.add_argument("--data", help="entailment: the SICK file (its dev part of TRAIN) or, with --snli, the SNLI "
+                        "dev jsonl; document classifier: the corpus folder (its dev list)")
+    parser.add_argument("--snli", action="store_true", help="entailment: --data is an SNLI dev jsonl")
+    parser.add_argument("--dataset", choices=["newsgroups", "bbc"], default="newsgroups",
+                        help="document classifier: the corpus (default newsgroups)")
+    parser.add_argument("--dev-list", help="document classifier: the dev list (default: the bundled one of --dataset)")
+
+
+def figures(model, dev: DevSet):
+    """What `captioner evaluate` reports of a classifier on its dev set: accuracy, NLL, ECE and the
+    reliability bins; per kind of question where the rows have one; a VQA model's "don't know" share."""
+    from captioner.metrics.confidence import answered_table
+
+    out = {"dev": dev.description, "temperature": float(model.temperature), **_figures(dev.probabilities, dev.labels)}
+    if dev.groups:
+        kinds = sorted({g for g in dev.groups if g})
+        out["by_type"] = {k: _figures(dev.probabilities[m], dev.labels[m]) for k in kinds
+                          for m in [np.array([g == k for g in dev.groups])]}
+        for v in out["by_type"].values():
+            v.pop("reliability")
+    if hasattr(model, "min_probability"):
+        correct = (dev.probabilities.argmax(-1) == dev.labels) & (dev.labels >= 0)
+        row = answered_table(dev.probabilities.max(-1), correct, [model.min_probability])[0]
+        out["dont_know"] = {"min_probability": model.min_probability, "answered": round(row["answered"], 4),
+                            "accuracy_answered": row["accuracy_answered"] and round(row["accuracy_answered"], 4)}
+    return out
+
+
+def _figures(probs, labels):
+    from captioner.metrics.confidence import expected_calibration_error, negative_log_likelihood, reliability_bins
+
+    known = labels >= 0
+    correct = (probs.argmax(-1) == labels) & known
+    ece = expected_calibration_error(probs, labels)
+    return {"accuracy": round(100.0 * float(correct.mean()), 2), "ece": round(ece, 4),
+            "nll": round(negative_log_likelihood(probs[known], labels[known]), 4),
+            "mean_top_probability": round(float(probs.max(-1).mean()), 4),
+            "reliability": [{"low": lo, "high": hi, "examples": n, "accuracy": None if a is None else round(a, 4)}
+                            for lo, hi, n, a in reliability_bins(probs.max(-1), correct)]}
+
+
+def calibrate(model, dev: DevSet):
+    """Fit, set and report the temperature (see the module docstring). Returns the record the card keeps."""
+    from captioner.metrics.confidence import answered_table, choose_min_probability, fit_temperature, temper
+
+    known = dev.labels >= 0
+    if known.sum() < 20:
+        raise InputError(f"{int(known.sum())} dev examples with a class the model knows: too few to fit a temperature")
+    fitted = fit_temperature(dev.probabilities[known], dev.labels[known])
+    after = temper(dev.probabilities, fitted)
+    before_t = float(model.temperature)
+    record = {"dev": dev.description, "temperature": {"before": before_t, "fitted_factor": round(fitted, 4),
+                                                      "after": round(before_t * fitted, 4)},
+              "before": _figures(dev.probabilities, dev.labels), "after": _figures(after, dev.labels)}
+    model.set_temperature(before_t * fitted)
+    if hasattr(model, "min_probability"):  # a VQA model's "don't know" rule, re-chosen on the new probabilities
+        correct = (after.argmax(-1) == dev.labels) & known
+        threshold = choose_min_probability(after.max(-1), correct)
+        row = answered_table(after.max(-1), correct, [threshold])[0]
+        record["dont_know"] = {"min_probability": {"before": model.min_probability, "after": threshold},
+                               "dev_answered": round(row["answered"], 4),
+                               "dev_accuracy_answered": row["accuracy_answered"] and round(row["accuracy_answered"], 4)}
+        model.min_probability = threshold
+    return record
