@@ -60,7 +60,7 @@ MODELS = (
                  "flickr8k_web_attention.keras", "caption", "CAPTIONER_CAPTION_MODEL", "caption", default=True),
     BundledModel("caption_flickr8k", "Flickr8k soft-attention captioner (self-critical)", "flickr8k_attention.keras",
                  "caption", "CAPTIONER_CAPTION_FLICKR8K_MODEL", "caption"),
-    BundledModel("vqa", "Photos (Flickr8k questions)", "flickr8k_vqa.keras", "ask",
+    BundledModel("vqa", "Photos (Flickr8k and web questions)", "photo_vqa.keras", "ask",
                  "CAPTIONER_VQA_MODEL", "vqa", default=True),
     BundledModel("vqa_easy", "easy-VQA shapes (toy)", "easy_vqa.keras", "ask",
                  "CAPTIONER_EASY_VQA_MODEL", "vqa"),

@@ -45,7 +45,7 @@ def test_cli_server_and_app_agree_on_each_default():
                                     "classify": bundled.default_path("video-classify")}
     for task in server.TASKS:  # the server's /v1/ask answers photos with the photo model, not the toy one
         assert str(server.default_model_path(task)) == bundled.default_path(task)
-    assert server.default_model_path("ask").endswith("flickr8k_vqa.keras")
+    assert server.default_model_path("ask").endswith("photo_vqa.keras")
 
 
 def test_the_assets_fit_their_size_budget():

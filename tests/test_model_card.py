@@ -10,7 +10,7 @@ from captioner.model_card import TASKS, ModelCard, card_path
 
 MODELS = Path(__file__).resolve().parents[1] / "assets" / "models"
 BUNDLED = ["flickr8k_web_attention", "flickr8k_attention", "multi30k_en_de", "anki_fr_en", "sick_entailment",
-           "easy_vqa", "flickr8k_vqa",
+           "easy_vqa", "photo_vqa",
            "shapes_video_caption", "shapes_video_classify", "flickr8k_video_caption",
            "flickr8k_video_activity", "dakshina_hi_translit", "bbc_headlines", "news_headlines",
            "shakespeare_char_lm", "flickr8k_word_lm", "newsgroups_han", "sgd_dialogue"]

@@ -4,9 +4,10 @@
     captioner ask --model easy-vqa --image shape.png --question "what shape is this?"
     captioner ask --input questions.jsonl --output answers.jsonl --attention-dir att/
 
-Models: the default, "flickr8k" (assets/models/flickr8k_vqa.keras), answers questions about
-photos (trained on questions made from Flickr8k captions: object, number, colour, location,
-yes/no); "easy-vqa" (assets/models/easy_vqa.keras) knows only easy-VQA's coloured shapes;
+Models: the default, "photo" (assets/models/photo_vqa.keras), answers questions about
+photos (trained on questions made from Flickr8k and web captions: object, number, colour,
+location, yes/no, and "how many people" with "none" where there is no one; its probabilities
+temperature-scaled on dev); "easy-vqa" (assets/models/easy_vqa.keras) knows only easy-VQA's coloured shapes;
 or a path to any saved VQAModel. When the model's "don't know" rule fires (a kind of
 question it was not trained on, or a confidence below the threshold chosen on dev photos)
 it says so and shows its best guess; answer rows then have "known": false and a "reason".
@@ -35,8 +36,9 @@ from captioner.bundled import BY_KEY, default_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODELS = {  # named choices of --model; the models and the default come from the one registry
-    "flickr8k": BY_KEY["vqa"].path,
+    "photo": BY_KEY["vqa"].path,
     "easy-vqa": BY_KEY["vqa_easy"].path,
+    "flickr8k": BY_KEY["vqa"].path,  # the photo model's name before it also learned web questions
 }
 DEFAULT_MODEL = Path(default_path("ask"))
 
@@ -47,7 +49,7 @@ def register(subparsers):
         description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", "-m", default=None,
-                   help=f"{' or '.join(MODELS)} (default: flickr8k, {os.path.relpath(DEFAULT_MODEL, REPO_ROOT)}: "
+                   help=f"photo or easy-vqa (default: photo, {os.path.relpath(DEFAULT_MODEL, REPO_ROOT)}: "
                         "questions about photos; easy-vqa: coloured shapes only) or a saved VQAModel .keras file")
     p.add_argument("--image", "-i", help="image file (single question mode)")
     p.add_argument("--question", "-q", help="the question (single question mode)")

@@ -2,7 +2,7 @@
 """Object questions to the photo VQA model, with and without the backbone's ImageNet head
 (issue 38 item 4), side by side on the same photos.
 
-    python scripts/experiments/eval_vqa_objects.py --model assets/models/flickr8k_vqa.keras \\
+    python scripts/experiments/eval_vqa_objects.py --model assets/models/photo_vqa.keras \\
         --imagenet ../shared/datasets/imagenet-sample --flickr8k ../shared/datasets/flickr8k \\
         --output assets/benchmarks/vqa_object_questions.json
 
@@ -41,7 +41,7 @@ def ask_all(model, paths, question, objects, batch_size=32):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="assets/models/flickr8k_vqa.keras")
+    p.add_argument("--model", default="assets/models/photo_vqa.keras")
     p.add_argument("--imagenet", required=True)
     p.add_argument("--flickr8k", default=None)
     p.add_argument("--dev-limit", type=int, default=1000)

@@ -169,7 +169,7 @@ def card_command(model):
 
 
 PAGES = {
-    "task_pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/flickr8k_vqa.keras"),
+    "task_pages/vqa.py": {"CAPTIONER_VQA_MODEL": ("captioner train vqa ", "assets/models/photo_vqa.keras"),
                           "CAPTIONER_EASY_VQA_MODEL": ("captioner train vqa ", "assets/models/easy_vqa.keras")},
     "task_pages/translate.py": {  # the registry's default (captioner.bundled) first
         "CAPTIONER_TRANSLATE_EN_DE_MODEL": ("captioner train translate ", "assets/models/multi30k_en_de.keras"),

@@ -156,7 +156,7 @@ def test_vqa_page_broken_upload_shows_an_error(bundled_env, name, data, message)
     assert not headings(at) and not at.image
 
 
-@needs("flickr8k_vqa.keras")
+@needs("photo_vqa.keras")
 def test_vqa_page_answers_about_a_photo_with_its_attention_map_and_says_when_it_does_not_know(bundled_env):
     at = open_page("task_pages/vqa.py")
     no_errors(at)
@@ -173,7 +173,7 @@ def test_vqa_page_answers_about_a_photo_with_its_attention_map_and_says_when_it_
     no_errors(at)
     assert headings(at) == ["don't know"]
     assert any("not in its training data" in w.value and "best guess" in w.value for w in at.warning)
-    assert_model_card(at, "flickr8k_vqa.keras")
+    assert_model_card(at, "photo_vqa.keras")
 
 
 # ----------------------------------------------------------------------------- Translate

@@ -224,10 +224,11 @@ def test_dont_know_rule_in_single_and_batch_mode(tmp_path, capsys):
 def test_named_models(monkeypatch):
     from captioner.commands import ask
 
-    assert set(ask.MODELS) == {"flickr8k", "easy-vqa"} and ask.DEFAULT_MODEL == ask.MODELS["flickr8k"]
-    assert ask.DEFAULT_MODEL.name == "flickr8k_vqa.keras" and ask.MODELS["easy-vqa"].name == "easy_vqa.keras"
+    assert set(ask.MODELS) == {"photo", "easy-vqa", "flickr8k"} and ask.DEFAULT_MODEL == ask.MODELS["photo"]
+    assert ask.MODELS["flickr8k"] == ask.MODELS["photo"]  # the old name still works
+    assert ask.DEFAULT_MODEL.name == "photo_vqa.keras" and ask.MODELS["easy-vqa"].name == "easy_vqa.keras"
     seen = []
     monkeypatch.setattr("captioner.models.loading.load_model_file", lambda path, *a, **k: seen.append(path))
     ask.load_model("easy-vqa")
     ask.load_model(None)
-    assert seen == [ask.MODELS["easy-vqa"], ask.MODELS["flickr8k"]]
+    assert seen == [ask.MODELS["easy-vqa"], ask.MODELS["photo"]]

@@ -70,7 +70,7 @@ BUNDLED = {  # file -> (class, the config keys the file was saved with besides n
                                                       "max_length", "training_config", "style", "style_chooser"}),
     "easy_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
                                   "max_question_length", "training_config"}),
-    "flickr8k_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
+    "photo_vqa.keras": (VQAModel, {"backbone", "classifier", "question_vocabulary", "answers",
                                       "max_question_length", "training_config", "min_probability",
                                       "question_starts"}),
     **{name: (VideoCaptioner, {"backbone", "model", "vocabulary", "num_frames", "sample_fps", "beam_size", "alpha",

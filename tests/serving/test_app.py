@@ -178,7 +178,7 @@ def test_the_bundled_models_answer():
                                             "hypothesis": "A man is playing an instrument."})
         assert r.json()["label"] in ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
         # /v1/ask answers photos with the photo model (captioner.bundled's default), as `captioner ask` does
-        assert models["ask"][1].endswith("flickr8k_vqa.keras")
+        assert models["ask"][1].endswith("photo_vqa.keras")
         image = SAMPLES / "grace_hopper.jpg"
         r = client.post("/v1/ask", files={"image": open(image, "rb")}, data={"question": "what color is the hat?"})
         assert r.status_code == 200 and r.json()["answer"]

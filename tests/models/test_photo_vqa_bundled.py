@@ -1,6 +1,7 @@
-"""The bundled photo VQA model (assets/models/flickr8k_vqa.keras) end to end on real photos:
-`captioner ask` loads it by default, answers with a 9x9 attention map per hop, and says
-"don't know" for a kind of question it was never trained on (slow: loads the Lite2 backbone)."""
+"""The bundled photo VQA model (assets/models/photo_vqa.keras) end to end on real photos:
+`captioner ask` loads it by default, answers with a 9x9 attention map per hop, says "don't know"
+for a kind of question it was never trained on, answers "none" people for photos with no one in
+them, and carries the temperature its card records (slow: loads the Lite2 backbone)."""
 
 import json
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from captioner.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "assets" / "models" / "flickr8k_vqa.keras"
+MODEL = ROOT / "assets" / "models" / "photo_vqa.keras"
 PHOTO = ROOT / "assets" / "samples" / "grace_hopper.jpg"
 
 pytestmark = [pytest.mark.slow,
@@ -39,8 +40,20 @@ def test_ask_by_default_answers_about_a_photo_and_knows_what_it_does_not_know(ca
     out = capsys.readouterr().out
     assert out.startswith("don't know\t(questions starting with 'why'")
     assert any(c.startswith("captioner train vqa --dataset qa-jsonl") for c in card["command"])
-    assert card["command"][0].startswith("captioner make-qa ")
+    assert any(c.startswith("captioner make-qa ") and "--absent-people" in c for c in card["command"])
     assert card["metrics"]["split"] == "dev"
+    assert model.temperature == pytest.approx(card["extra"]["calibration"]["temperature"]["after"], rel=1e-3) != 1.0
+
+
+def test_how_many_people_on_photos_without_anyone_is_none():
+    """Issue 69: the model it replaced answered "two" people about every photo, a cup of coffee too."""
+    import keras
+
+    model = keras.models.load_model(MODEL)
+    answers = model.answer_batch([str(ROOT / "assets" / "samples" / f) for f in ("coffee.jpg", "cat.jpg",
+                                                                              "grace_hopper.jpg")],
+                                 ["how many people are there?"] * 3)
+    assert [a.answer for a in answers] == ["none", "none", "one"]
 
 
 def test_what_is_this_about_a_photo_outside_flickr8k_is_answered_by_the_imagenet_head(capsys, tmp_path):
