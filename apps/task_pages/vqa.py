@@ -1,8 +1,8 @@
 """VQA page: ask a question about a photo and see where the model looked, hop by hop.
 
 Two bundled models, the user picks one: the default answers questions about photos (stacked
-attention over the EfficientNet-Lite2 grid of the Flickr8k captioner, trained on questions
-made from Flickr8k captions by `captioner make-qa`; file named by CAPTIONER_VQA_MODEL), and
+attention over the EfficientNet-Lite2 grid of the captioners, trained on questions made from
+Flickr8k and web captions by `captioner make-qa`; file named by CAPTIONER_VQA_MODEL), and
 the easy-VQA toy model that knows only one coloured shape on a plain background
 (CAPTIONER_EASY_VQA_MODEL). Photo samples are assets/samples/*.jpg; the easy-VQA samples
 and their own questions are in assets/samples/easy_vqa/ (scripts/make_app_samples.py).
@@ -47,9 +47,10 @@ GENERAL_QUESTIONS = {
 ABOUT = {
     "vqa": "An EfficientNet-Lite2 grid of 9x9 regions (the captioner's backbone), an LSTM encoding of the "
            "question, and two hops of stacked attention (Yang et al. 2016). Trained on questions made from "
-           "the captions of the Flickr8k train photos (the COCO-QA method): objects, counts, colours, places "
-           "and yes/no about things in the photo. Mostly people and dogs outdoors; other questions get a "
-           "\"don't know\".",
+           "the captions of the Flickr8k train photos and of web photos (the COCO-QA method): objects, counts, "
+           "colours, places and yes/no about things in the photo, and \"how many people\" with \"none\" where no "
+           "one is there. Its probabilities are temperature-scaled on dev (about right as often as they say); "
+           "other kinds of question get a \"don't know\".",
     "vqa_easy": "A toy model: an EfficientNet-Lite0 grid of 7x7 regions and stacked attention trained on "
                 "easy-VQA, one coloured shape (circle, rectangle or triangle) on a plain background; it knows "
                 "13 answers and nothing about photos.",
@@ -170,7 +171,7 @@ with text_col:
                    "easy-VQA's 13 answers; on other pictures its answer, and its confidence, mean little.")
     if result.unknown_words:
         st.warning("The model does not know " + ", ".join(f"“{w}”" for w in result.unknown_words)
-                   + " (read as <unk>); " + ("its training questions came from Flickr8k captions."
+                   + " (read as <unk>); " + ("its training questions came from Flickr8k and web captions."
                                              if photos else "easy-VQA's questions use a small vocabulary."),
                    icon=":material/warning:")
     st.markdown("**Top 5 answers**")
