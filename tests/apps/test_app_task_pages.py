@@ -161,7 +161,7 @@ def test_vqa_page_answers_about_a_photo_with_its_attention_map_and_says_when_it_
     at = open_page("task_pages/vqa.py")
     no_errors(at)
     assert at.radio(key="vqa_model").value == common.MODELS["vqa"]  # the photo model is the default
-    assert at.radio(key="vqa_model").options == ["Photos (Flickr8k questions)", "easy-VQA shapes (toy)"]
+    assert at.radio(key="vqa_model").options == ["Photos (Flickr8k and web questions)", "easy-VQA shapes (toy)"]
     sample = at.selectbox(key="vqa_sample_vqa").value
     assert sample.endswith(".jpg")
     at.text_input(key="vqa_question_vqa").set_value("how many people are there?").run()
