@@ -14,17 +14,17 @@ A corpus is a --corpus SPEC as `captioner train caption` takes it (FORMAT:DIR[:d
 be read beside the references. Broken photos are reported and left out of the scores.
 """
 
+import argparse
+import json
+import os
+import sys
+
 CLASSIFIER_DOC = """`captioner evaluate vqa|entail|classify --model M (dev data)`: a classifier on its dev data through
 its batch path (`VQAModel.answer_probabilities`, `entail`, `classify`): accuracy (overall and per
 question type), negative log-likelihood, expected calibration error (15 bins), the reliability bins
 and a VQA model's "don't know" share, at the model's saved temperature (`captioner model
 calibrate` fits it). The dev data: --questions and --images (VQA rows of `captioner make-qa`),
 --data (the SICK file, or an SNLI dev jsonl with --snli; a document corpus folder with --dataset)."""
-
-import argparse
-import json
-import os
-import sys
 
 NAME = "evaluate"
 

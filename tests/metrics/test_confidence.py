@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from captioner.metrics.confidence import answered_table, choose_min_probability, reliability_bins
+from captioner.metrics.confidence import (answered_table, choose_min_probability, expected_calibration_error,
+                                          fit_temperature, negative_log_likelihood, reliability_bins, temper)
 
 
 def _set(spec):
@@ -43,8 +44,6 @@ def test_bins_and_answered_table():
 
 
 # ---------------------------------------------------------------- calibration (issue 69)
-from captioner.metrics.confidence import (expected_calibration_error, fit_temperature, negative_log_likelihood,
-                                          temper)
 
 
 def test_ece_by_hand():
