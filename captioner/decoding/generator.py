@@ -4,7 +4,8 @@ Every generating model (image captioning, video captioning, translation and enta
 generation) holds one :class:`Generator` and decodes only through it::
 
     generator = Generator(decoder, encode, banned_ids=(PAD_ID, UNK_ID, START_ID))
-    result = generator(annotations, beam_size=3, alpha=0.0, max_length=20)   # compiled, cached
+    result = generator(annotations, decoding=Decoding(beam_size=3, max_length=20))  # compiled, cached
+    result = generator(annotations, beam_size=3, max_length=20)               # the same, fields as keywords
     texts = hypothesis_texts(result, vocabulary)                            # best beam, as text
 
 ``encode(*inputs) -> (annotations (B, R, D), mask (B, R) bool or None, initial_state or None)``
@@ -36,12 +37,15 @@ fourth element, ``start_tokens`` int32 (B,), the first input token of each input
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import numpy as np
 import tensorflow as tf
 
-from captioner.decoding.beam_search import beam_search, deadline_per_input, rows_per_input
+from captioner.decoding.beam_search import SearchSettings, beam_search, rows_per_input
+from captioner.decoding.rules import standard_rules
 from captioner.decoding.sampling import check_sampling
+from captioner.decoding.strategies import Constrained, deadline_per_input, strategy_for
 from captioner.text.tokenizer import detokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK
 
@@ -108,29 +112,98 @@ def hypothesis_texts(result, vocabulary, beam=0):
     return [[detokenize(vocabulary.decode(row.tolist())) for row in hyps] for hyps in tokens]
 
 
-def _settings(beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0):
-    """The decoding settings as a hashable key; checked here, before anything is traced.
+@dataclasses.dataclass(frozen=True)
+class Decoding:
+    """The decoding settings of one compiled function: beam width, length penalty exponent, most
+    generated tokens, n-gram blocking, and sampling (``temperature`` not None: one drawn hypothesis,
+    ``top_k`` K > 0 from the K most probable; beam_size 1). Hashable: the Generator's cache key.
 
-    Tensors for ``beam_size``, ``alpha``, ``max_length`` (the inputs of an exported signature, see
-    :meth:`Generator.search`) pass as they are: the search checks them in the graph."""
-    no_repeat_ngram = int(no_repeat_ngram)
-    if no_repeat_ngram < 0:
-        raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
-    if any(tf.is_tensor(x) for x in (beam_size, alpha, max_length)):
-        if temperature is not None:
-            raise ValueError("sampling takes python settings (beam_size 1), not tensors")
-        return beam_size, alpha, max_length, no_repeat_ngram, None, 0, 0
-    beam_size, max_length = int(beam_size), int(max_length)
-    if beam_size < 1:
-        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
-    if max_length < 1:
-        raise ValueError(f"max_length must be >= 1, got {max_length}")
-    if temperature is None:
-        return beam_size, float(alpha), max_length, no_repeat_ngram, None, 0, 0
-    temperature, top_k = check_sampling(temperature, top_k)
-    if beam_size != 1:
-        raise ValueError(f"sampling draws one hypothesis per input: beam_size must be 1, got {beam_size}")
-    return beam_size, float(alpha), max_length, no_repeat_ngram, temperature, top_k, _seed(seed)
+    ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors (one graph for every setting:
+    what ``captioner export`` puts in a SavedModel's serving signature); the search checks them in
+    the graph then. `checked` checks python values before anything is traced."""
+
+    beam_size: object = 1
+    alpha: object = 0.0
+    max_length: object = 20
+    no_repeat_ngram: int = 0
+    temperature: float | None = None
+    top_k: int = 0
+
+    def checked(self) -> Decoding:
+        no_repeat_ngram = int(self.no_repeat_ngram)
+        if no_repeat_ngram < 0:
+            raise ValueError(f"no_repeat_ngram must be >= 0, got {no_repeat_ngram}")
+        if any(tf.is_tensor(x) for x in (self.beam_size, self.alpha, self.max_length)):
+            if self.temperature is not None:
+                raise ValueError("sampling takes python settings (beam_size 1), not tensors")
+            return dataclasses.replace(self, no_repeat_ngram=no_repeat_ngram, temperature=None, top_k=0)
+        beam_size, max_length = int(self.beam_size), int(self.max_length)
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+        if max_length < 1:
+            raise ValueError(f"max_length must be >= 1, got {max_length}")
+        if self.temperature is None:
+            return Decoding(beam_size, float(self.alpha), max_length, no_repeat_ngram)
+        temperature, top_k = check_sampling(self.temperature, self.top_k)
+        if beam_size != 1:
+            raise ValueError(f"sampling draws one hypothesis per input: beam_size must be 1, got {beam_size}")
+        return Decoding(beam_size, float(self.alpha), max_length, no_repeat_ngram, temperature, top_k)
+
+    @property
+    def sampling(self):
+        return self.temperature is not None
+
+
+@dataclasses.dataclass
+class Steering:
+    """What steers each input's caption, as tensors (inputs of the compiled function, not settings):
+    ``token_bonus`` float (B, V), a soft lexical constraint (:class:`~captioner.decoding.rules.TokenBonus`);
+    ``constraints`` int32 (B, C, D), hard disjunctive ones, and their ``deadline`` (an int for all, or
+    int32 (B,) each input's own; :class:`~captioner.decoding.strategies.Constrained`)."""
+
+    token_bonus: object = None
+    constraints: object = None
+    deadline: object = 0
+
+    @staticmethod
+    def of(token_bonus=None, constraints=None, constraint_deadline=0):
+        """The Steering of a tagger's search inputs (`ObjectTagger.search_inputs`: {"token_bonus"} or
+        {"constraints", "constraint_deadline"}), passed as keywords."""
+        return Steering(token_bonus, constraints, constraint_deadline)
+
+    def kind(self):
+        """(bonus?, constraint shape (C, D) or None, deadline: an int or PER_INPUT): what a compiled
+        function is specialised on."""
+        shape = None if self.constraints is None else tuple(int(d) for d in self.constraints.shape[1:])
+        per_input = shape is not None and deadline_per_input(self.deadline)
+        deadline = PER_INPUT if per_input else int(self.deadline) if shape else 0
+        return self.token_bonus is not None, shape, deadline
+
+    def tensors(self):
+        """The steering inputs of the compiled function, in its order: bonus, constraints, deadlines."""
+        bonus, shape, deadline = self.kind()
+        out = [tf.convert_to_tensor(self.token_bonus, tf.float32)] if bonus else []
+        if shape is not None:
+            out.append(tf.convert_to_tensor(self.constraints, tf.int32))
+        if deadline == PER_INPUT:
+            out.append(tf.reshape(tf.convert_to_tensor(self.deadline, tf.int32), [-1]))
+        return out
+
+    @staticmethod
+    def specs(kind):
+        bonus, shape, deadline = kind
+        return ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
+            ([tf.TensorSpec((None, *shape), tf.int32)] if shape else []) + \
+            ([tf.TensorSpec((None,), tf.int32)] if deadline == PER_INPUT else [])
+
+    @staticmethod
+    def from_tensors(kind, xs):
+        """The Steering of a compiled function's steering inputs `xs` (as `tensors` gave them)."""
+        bonus, shape, deadline = kind
+        xs = list(xs)
+        token_bonus = xs.pop(0) if bonus else None
+        constraints = xs.pop(0) if shape else None
+        return Steering(token_bonus, constraints, xs.pop(0) if deadline == PER_INPUT else deadline)
 
 
 def _seed(seed):
@@ -139,7 +212,7 @@ def _seed(seed):
 
 
 MAX_COMPILED = 16  # compiled functions a Generator keeps; the least recently used is dropped (its graph freed)
-PER_INPUT = "per input"  # `Generator.compiled`'s constraint_deadline when each input's comes as an int32 (B,) input
+PER_INPUT = "per input"  # a Steering's deadline kind when each input's comes as an int32 (B,) input
 
 
 class Generator:
@@ -168,24 +241,22 @@ class Generator:
         self.end_id = None if end_id is None else int(end_id)
         self._compiled = collections.OrderedDict()  # (settings, input specs) -> tf.function, most recent last
 
-    def search(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-               token_bonus=None, constraints=None, constraint_deadline=0):
-        """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a
-        Keras ``call``, another ``tf.function``); eager callers want ``__call__``.
-        ``no_repeat_ngram``: n > 0 blocks repeated n-grams (see :func:`beam_search`). With a
-        ``temperature`` (and ``top_k``, ``seed``), tokens are sampled (beam_size 1).
-
-        ``beam_size``, ``alpha`` and ``max_length`` may be scalar tensors here (one graph for
-        every setting: what ``captioner export`` puts in a SavedModel's serving signature).
-        ``token_bonus`` float (B, V): a soft lexical constraint per input; ``constraints`` int32
-        (B, C, D): hard, disjunctive ones (constrained beam search; see :func:`beam_search`)."""
-        beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed = _settings(
-            beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
+    def search(self, *inputs, decoding: Decoding, steering: Steering | None = None, seed=0):
+        """Uncompiled: inputs -> the beam_search dict of tensors. For use inside a graph (a Keras
+        ``call``, another ``tf.function``); eager callers want ``__call__``. ``decoding``: the
+        settings (tensors allowed, see :class:`Decoding`); ``steering``: a token bonus and hard
+        constraints per input (:class:`Steering`); ``seed``: sampling's draw (an int or a scalar
+        int32 tensor)."""
+        decoding = decoding.checked()
+        steering = steering or Steering()
         encoded = self.encode(*inputs)
         annotations, mask, initial_state = encoded[:3]  # (B, R, D), (B, R)
         start_tokens = encoded[3] if len(encoded) > 3 else None  # (B,)
         memory, state = self.decoder.prepare(annotations, mask, initial_state)  # leaves (B, ...)
-        per_input = beam_size if constraints is None else rows_per_input(beam_size, constraints)
+        strategy = strategy_for(decoding.temperature, decoding.top_k, _seed(seed), steering.constraints,
+                                steering.deadline)
+        per_input = rows_per_input(decoding.beam_size, steering.constraints) \
+            if isinstance(strategy, Constrained) else decoding.beam_size
 
         def step_fn(tokens, st, rows):
             # the M live hypotheses: tokens (M,), st leaves (M, ...), rows (M,) = b * per_input + k
@@ -193,72 +264,47 @@ class Generator:
             mem = tf.nest.map_structure(lambda t: tf.gather(t, inputs_of_rows), memory)  # (M, ...)
             return self.decoder.step(tokens, st, mem)  # (M, V), state, (M, R)
 
+        settings = SearchSettings(decoding.beam_size, decoding.max_length, decoding.alpha, self.start_id,
+                                  self.end_id, self.pad_id)
         return beam_search(
-            step_fn, state, tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
-            start_id=self.start_id, end_id=self.end_id, pad_id=self.pad_id, alpha=alpha,
-            attention_size=tf.shape(annotations)[1], banned_ids=self.banned_ids, compact=True,
-            no_repeat_ngram=no_repeat_ngram, start_tokens=start_tokens, temperature=temperature, top_k=top_k, seed=seed,
-            token_bonus=token_bonus, constraints=constraints, constraint_deadline=constraint_deadline)
+            step_fn, state, tf.shape(annotations)[0], settings,
+            rules=standard_rules(decoding.no_repeat_ngram, steering.token_bonus, self.banned_ids),
+            strategy=strategy, start_tokens=start_tokens, attention_size=tf.shape(annotations)[1], compact=True)
 
-    def __call__(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0,
-                 seed=0, token_bonus=None, constraints=None, constraint_deadline=0) -> Generation:
+    def __call__(self, *inputs, decoding: Decoding | None = None, steering: Steering | None = None, seed=0,
+                 **settings) -> Generation:
         """Compiled :meth:`search` (one function per setting and input kind); eager tensors.
-        A ``token_bonus`` (B, V) is one more input of its own compiled function, and so are
-        ``constraints`` (B, C, D) (one function per C and D) and a per-input ``constraint_deadline``
-        (B,) (one function for every deadline; an int deadline is a setting of its own function)."""
+        ``decoding`` or its fields as keywords (``beam_size=3, alpha=0.5, max_length=20``). A
+        ``steering``'s token bonus (B, V), constraints (B, C, D) and per-input deadlines (B,) are
+        inputs of their own compiled function (one per C and D; an int deadline is a setting)."""
+        decoding = decoding or Decoding(**settings)
+        steering = steering or Steering()
         inputs = [tf.convert_to_tensor(x) for x in inputs]
-        deadlines = None
-        if constraints is not None:
-            constraints = tf.convert_to_tensor(constraints, tf.int32)
-            if deadline_per_input(constraint_deadline):
-                deadlines, constraint_deadline = tf.reshape(tf.convert_to_tensor(constraint_deadline, tf.int32), [-1]), PER_INPUT
-        fn = self.compiled(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                           no_repeat_ngram=no_repeat_ngram, temperature=temperature, top_k=top_k, seed=seed,
-                           bonus=token_bonus is not None,
-                           constraint_shape=None if constraints is None else tuple(constraints.shape[1:]),
-                           constraint_deadline=constraint_deadline)
-        if token_bonus is not None:
-            inputs.append(tf.convert_to_tensor(token_bonus, tf.float32))
-        if constraints is not None:
-            inputs.append(constraints)
-        if deadlines is not None:
-            inputs.append(deadlines)
-        if temperature is not None:  # the seed is the sampling function's last input
+        fn = self.compiled(*inputs, decoding=decoding, steering=steering.kind())
+        inputs += steering.tensors()
+        if decoding.sampling:  # the seed is the sampling function's last input
             inputs.append(tf.cast(_seed(seed), tf.int32))
         return Generation(fn(*inputs))
 
-    def compiled(self, *inputs, beam_size, alpha, max_length, no_repeat_ngram=0, temperature=None, top_k=0, seed=0,
-                 bonus=False, constraint_shape=None, constraint_deadline=0):
-        """The cached ``tf.function`` that decodes ``inputs`` with these settings. With a
-        ``temperature`` (sampling) it takes the seed as one more input, a scalar int32 tensor
-        (``seed`` here plays no part: one function serves every seed). Its extra inputs, in this
-        order: the token bonus (``bonus``), the constraints (``constraint_shape`` (C, D)), each
-        input's deadline (``constraint_deadline`` `PER_INPUT`: int32 (B,)), the seed."""
-        settings = _settings(beam_size, alpha, max_length, no_repeat_ngram, temperature, top_k, seed)
-        sampling = settings[4] is not None
+    def compiled(self, *inputs, decoding: Decoding, steering=(False, None, 0)):
+        """The cached ``tf.function`` that decodes ``inputs`` with these settings and this kind of
+        steering (`Steering.kind`). Its extra inputs, in this order: the steering tensors
+        (`Steering.tensors`), then, when sampling, the seed (a scalar int32: one function serves
+        every seed)."""
+        decoding = decoding.checked()
         signature = self.input_signature or [
             tf.TensorSpec([None] + x.shape[1:].as_list(), x.dtype) for x in inputs]  # batch free
-        constraint_shape = None if constraint_shape is None else tuple(int(d) for d in constraint_shape)
-        per_input = constraint_deadline == PER_INPUT and constraint_shape is not None
-        constraint_deadline = PER_INPUT if per_input else int(constraint_deadline) if constraint_shape else 0
-        key = (settings[:6], tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), bool(bonus),
-               constraint_shape, constraint_deadline)
-        extra = ([tf.TensorSpec((None, None), tf.float32)] if bonus else []) + \
-            ([tf.TensorSpec((None, *constraint_shape), tf.int32)] if constraint_shape else []) + \
-            ([tf.TensorSpec((None,), tf.int32)] if per_input else []) + \
-            ([tf.TensorSpec((), tf.int32)] if sampling else [])
+        key = (decoding, tuple((tuple(s.shape.as_list()), s.dtype.name) for s in signature), steering)
+        extra = Steering.specs(steering) + ([tf.TensorSpec((), tf.int32)] if decoding.sampling else [])
         if key in self._compiled:
             self._compiled.move_to_end(key)
         else:
+            n = len(signature)
+
             def decode(*xs):
-                xs, draw_seed = (xs[:-1], xs[-1]) if sampling else (xs, 0)
-                xs, deadline = (xs[:-1], xs[-1]) if per_input else (xs, constraint_deadline)
-                xs, constraints = (xs[:-1], xs[-1]) if constraint_shape else (xs, None)
-                xs, token_bonus = (xs[:-1], xs[-1]) if bonus else (xs, None)
-                return self.search(*xs, beam_size=settings[0], alpha=settings[1], max_length=settings[2],
-                                   no_repeat_ngram=settings[3], temperature=settings[4], top_k=settings[5],
-                                   seed=draw_seed, token_bonus=token_bonus, constraints=constraints,
-                                   constraint_deadline=deadline)
+                draw_seed = xs[-1] if decoding.sampling else 0
+                guide = Steering.from_tensors(steering, xs[n:len(xs) - int(decoding.sampling)])
+                return self.search(*xs[:n], decoding=decoding, steering=guide, seed=draw_seed)
 
             # autograph off: plain TF ops; beam_search has its own while_loop
             self._compiled[key] = tf.function(

@@ -45,6 +45,7 @@ import os
 
 import tensorflow as tf
 
+from captioner.decoding import Decoding
 from captioner.features.images import tf_resize_like_pillow
 from captioner.features.tf_images import decode_rgb
 from captioner.text.subword import CORE_EDGE, WORD_START
@@ -124,7 +125,7 @@ class CaptionerModule(tf.Module):
         features = model.features(pixels)  # (B, R, C) or (B, P)
         start = model.graph_start_tokens(features)  # a several-corpora captioner's style token, else None
         inputs = (features,) if start is None else (features, start)
-        out = model.decoder.generator.search(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        out = model.decoder.generator.search(*inputs, decoding=Decoding(beam_size, alpha, max_length))
         hypotheses = _texts(model.vocabulary, out["tokens"])  # (B, K)
         best = out["tokens"][:, 0]  # (B, T)
         lengths = out["lengths"][:, 0]  # (B,)
@@ -198,8 +199,7 @@ class TranslatorModule(tf.Module):
         ids = tf.cast(self._source_lookup(tokens), tf.int32).to_tensor(default_value=PAD_ID)  # (B, S)
         # a sentence without tokens is decoded from one <pad> (the Python path skips it) and blanked below
         ids = tf.pad(ids, [[0, 0], [0, tf.maximum(1 - tf.shape(ids)[1], 0)]])
-        out = model.generator.search(ids, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                                     no_repeat_ngram=model.no_repeat_ngram)
+        out = model.generator.search(ids, decoding=Decoding(beam_size, alpha, max_length, model.no_repeat_ngram))
         out_tokens = out["tokens"]  # (B, K, T)
         attention = out["attention"][:, :, :, : tf.shape(source_tokens)[1]]  # (B, K, T, S)
         replace = model.replace_unk and model.kind == "attention"

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from captioner.decoding import Decoding
+
 KINDS = ("backbone", "captioner")
 # the outputs of each kind, in the flat buffer's output order (freezing drops the signature)
 OUTPUTS = {"backbone": ("grid",), "captioner": ("tokens", "scores", "lengths", "attention")}
@@ -40,7 +42,7 @@ def _captioner_function(model):
         features = model.features(pixels)
         start = model.graph_start_tokens(features)  # a several-corpora captioner's style token, else None
         out = model.decoder.generator.search(*((features,) if start is None else (features, start)),
-                                             beam_size=beam_size, alpha=alpha, max_length=max_length)
+                                             decoding=Decoding(beam_size, alpha, max_length))
         return tuple(out[k] for k in OUTPUTS["captioner"])
 
     return captioner

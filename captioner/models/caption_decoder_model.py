@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from captioner.decoding import Generator
+from captioner.decoding import Decoding, Generator, Steering
 from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
@@ -33,22 +33,21 @@ class CaptionSearchMixin:
 
     styles = {}  # a decoder trained on several corpora: {style name: its start token id} (CaptionDecoderModel)
 
-    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, token_bonus=None, constraints=None,
-                 constraint_deadline=0, start_tokens=None):
+    def generate(self, annotations, beam_size=3, alpha=0.0, max_length=20, start_tokens=None, **steering):
         """Beam-decode annotations (B, R, D) or pooled (B, D) (compiled). Returns a `Generation`.
-        Object tags (`captioner.tagging`) as soft lexical constraints (``token_bonus`` (B, V)) or
-        hard, disjunctive ones (``constraints`` (B, C, D): constrained beam search).
+        ``steering``: object tags (`captioner.tagging`) as soft lexical constraints (``token_bonus`` (B, V))
+        or hard, disjunctive ones (``constraints`` (B, C, D) and ``constraint_deadline``: constrained
+        beam search), as `Steering.of` takes them.
         ``start_tokens`` int32 (B,): each caption's first input token instead of ``<start>``, e.g. a
         style token (`style_tokens`); one more input of the compiled search."""
         inputs = (annotations,) if start_tokens is None else (annotations, start_tokens)
-        return self.generator(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length,
-                              token_bonus=token_bonus, constraints=constraints,
-                              constraint_deadline=constraint_deadline)
+        return self.generator(*inputs, decoding=Decoding(beam_size, alpha, max_length),
+                              steering=Steering.of(**steering))
 
     def _generate(self, annotations, beam_size, alpha, max_length, start_tokens=None):
         """`generate` uncompiled, for a caller's own graph (`ImageCaptioner.call`)."""
         inputs = (annotations,) if start_tokens is None else (annotations, start_tokens)
-        return self.generator.search(*inputs, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        return self.generator.search(*inputs, decoding=Decoding(beam_size, alpha, max_length))
 
     def style_tokens(self, style, batch_size):
         """int32 (B,) start tokens of `style` (a name of `styles`), or None for a decoder without styles.

@@ -12,7 +12,7 @@ Works on cached features (training never runs the CNN) and decodes through the o
 import keras
 import tensorflow as tf
 
-from captioner.decoding import Generator
+from captioner.decoding import Decoding, Generator, Steering
 from captioner.layers.attention_decoder import AttentionDecoder
 from captioner.layers.frame_encoder import FrameEncoder
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
@@ -82,12 +82,12 @@ class VideoCaptionModel(keras.Model):
         features = tf.convert_to_tensor(features)
         if mask is None:
             mask = tf.ones(tf.shape(features)[:2], tf.bool)
-        return self.generator(features, tf.cast(mask, tf.bool), beam_size=beam_size, alpha=alpha,
-                              max_length=max_length, **steering)
+        return self.generator(features, tf.cast(mask, tf.bool), decoding=Decoding(beam_size, alpha, max_length),
+                              steering=Steering.of(**steering))
 
     def _generate(self, features, mask, beam_size, alpha, max_length):
         """`generate` uncompiled, for a caller's own graph (`VideoCaptioner.call`)."""
-        return self.generator.search(features, mask, beam_size=beam_size, alpha=alpha, max_length=max_length)
+        return self.generator.search(features, mask, decoding=Decoding(beam_size, alpha, max_length))
 
     def get_config(self):
         return {

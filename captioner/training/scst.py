@@ -36,6 +36,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from captioner.decoding import Decoding
 from captioner.metrics.bleu import SentenceBleu
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID
 
@@ -177,8 +178,8 @@ class SelfCriticalCaptioner(keras.Model):
         """K sampled captions per row (one batched call of the Generator): the sources tiled K times
         (a list; row b*K + k is sample k of row b) and the ids (B*K, T) with <end> then <pad>."""
         tiled = [tf.repeat(x, self.samples, axis=0) for x in self.sources(sources)]  # (B*K, ...) each
-        out = self.captioner.generator.search(*tiled, beam_size=1, alpha=0.0, max_length=self.max_length,
-                                              temperature=self.temperature, seed=seed)
+        out = self.captioner.generator.search(
+            *tiled, decoding=Decoding(1, 0.0, self.max_length, temperature=self.temperature), seed=seed)
         return tiled, out["tokens"][:, 0]  # [(B*K, ...)], (B*K, T)
 
     def sampling_log_probs(self, sources, sampled):
@@ -226,8 +227,8 @@ class SelfCriticalCaptioner(keras.Model):
         seed = tf.cast(inputs["seed"][0], tf.int32)
         tiled, sampled = self.sample(sources, seed)  # [(B*K, ...)], (B*K, T)
         if self.baseline == "greedy":
-            greedy = self.captioner.generator.search(*sources, beam_size=1, alpha=0.0,
-                                                     max_length=self.max_length)["tokens"][:, 0]  # (B, T)
+            greedy = self.captioner.generator.search(
+                *sources, decoding=Decoding(1, 0.0, self.max_length))["tokens"][:, 0]  # (B, T)
         else:
             greedy = tf.zeros([0, self.max_length], tf.int32)
         sample_rewards, greedy_rewards, adv = tf.numpy_function(

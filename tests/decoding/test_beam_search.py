@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from captioner.decoding import beam_search, greedy_search, tile_beams
+from captioner.decoding import Steering, tile_beams
+from search_cases import flat_search, flat_greedy
 
 PAD, START, END, A, B = 0, 1, 2, 3, 4
 V = 5
@@ -101,7 +102,7 @@ def decode(table_ids, beam_size, max_length, alpha=0.0, tables=TABLES, compact=F
     step_fn = markov_step_fn(tables)
     if compact:
         step_fn = compact_step_fn(step_fn, seen)
-    return beam_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
+    return flat_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
                        beam_size=beam_size, max_length=max_length, start_id=START, end_id=END,
                        alpha=alpha, attention_size=2, pad_id=PAD, compact=compact, **kwargs)
 
@@ -146,7 +147,7 @@ def check_attention(result):
 
 
 def test_greedy_and_beam_disagree():
-    greedy = greedy_search(markov_step_fn(TABLES), initial_state(tf.constant([0.0])), 1,
+    greedy = flat_greedy(markov_step_fn(TABLES), initial_state(tf.constant([0.0])), 1,
                            max_length=5, start_id=START, end_id=END, attention_size=2)
     assert_hyp(greedy, 0, 0, [A, END], 0.24, True)
     assert greedy["tokens"].shape == (1, 1, 5)
@@ -224,7 +225,7 @@ def test_tf_function_with_unknown_batch_equals_eager():
     step_fn = markov_step_fn(TABLES)
 
     def run(table_ids):
-        return beam_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
+        return flat_search(step_fn, initial_state(table_ids), tf.shape(table_ids)[0],
                            beam_size=2, max_length=5, start_id=START, end_id=END, alpha=1.0,
                            attention_size=2)
 
@@ -246,7 +247,7 @@ def test_no_attention_and_empty_state():
         return tf.gather(log_probs, tokens), state, None
 
     def run(batch_size):
-        return beam_search(step_fn, (), batch_size, beam_size=2, max_length=5,
+        return flat_search(step_fn, (), batch_size, beam_size=2, max_length=5,
                            start_id=START, end_id=END)
 
     eager = run(3)
@@ -323,7 +324,7 @@ class MarkovDecoder(keras.layers.Layer):
 
     def call(self, table_ids):
         table_ids = table_ids[:, 0]  # (B,)
-        result = beam_search(markov_step_fn(self.tables), initial_state(table_ids),
+        result = flat_search(markov_step_fn(self.tables), initial_state(table_ids),
                              tf.shape(table_ids)[0], beam_size=self.beam_size,
                              max_length=self.max_length, start_id=START, end_id=END,
                              attention_size=2)
@@ -406,7 +407,7 @@ def test_compact_inside_tf_function_with_unknown_batch():
 
     def run(table_ids, compact=True):
         fn = step_fn if compact else markov_step_fn(TABLES)
-        return beam_search(fn, initial_state(table_ids), tf.shape(table_ids)[0], beam_size=2, max_length=5,
+        return flat_search(fn, initial_state(table_ids), tf.shape(table_ids)[0], beam_size=2, max_length=5,
                            start_id=START, end_id=END, alpha=1.0, attention_size=2, compact=compact)
 
     graph = tf.function(run, input_signature=[tf.TensorSpec([None], tf.float32)])
@@ -498,7 +499,7 @@ def test_token_bonus_through_the_compiled_generator_and_without_it():
     x = tf.zeros((2, 2, 1))
     bonus = np.zeros((2, V), np.float32)
     bonus[1, B] = math.log(2.0)
-    with_bonus = generator(x, beam_size=1, alpha=0.0, max_length=5, token_bonus=bonus).numpy()
+    with_bonus = generator(x, beam_size=1, alpha=0.0, max_length=5, steering=Steering(token_bonus=bonus)).numpy()
     without = generator(x, beam_size=1, alpha=0.0, max_length=5).numpy()
     assert with_bonus["tokens"][1, 0, :2].tolist() == [B, END] and with_bonus["tokens"][0, 0, :2].tolist() == [A, END]
     assert without["tokens"][1, 0, :2].tolist() == [A, END]
@@ -633,13 +634,13 @@ def test_constraints_through_the_compiled_generator():
     generator = Generator(Decoder(), lambda x: (x, None, None))
     x = tf.constant([0.0, 1.0, 0.0])[:, None, None] * tf.ones((3, 2, 1))
     constraints = np.array([[[B]], [[A]], [[-1]]], np.int32)
-    out = generator(x, beam_size=2, alpha=0.0, max_length=5, constraints=constraints).numpy()
+    out = generator(x, beam_size=2, alpha=0.0, max_length=5, steering=Steering(constraints=constraints)).numpy()
     assert out["tokens"][0, 0, :2].tolist() == [B, END]
     assert A in out["tokens"][1, 0].tolist()
     assert out["tokens"][2, 0, :2].tolist() == [A, END]
     plain = generator(x, beam_size=2, alpha=0.0, max_length=5).numpy()
     assert plain["tokens"][0, 0, :2].tolist() == [A, END] and "constraints_met" not in plain
-    generator(x, beam_size=2, alpha=0.0, max_length=5, constraints=np.zeros((3, 2, 1), np.int32) - 1)
+    generator(x, beam_size=2, alpha=0.0, max_length=5, steering=Steering(constraints=np.zeros((3, 2, 1), np.int32) - 1))
     assert len(generator._compiled) == 3
 
 

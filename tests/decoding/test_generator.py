@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 from captioner.decoding import (
+    Decoding,
     Generation,
     Generator,
-    beam_search,
     hypothesis_texts,
     hypothesis_words,
     tile_beams,
@@ -25,6 +25,7 @@ from captioner.models.seq2seq import Seq2Seq
 from captioner.models.video_caption_model import VideoCaptionModel
 from captioner.text import Vocabulary
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
+from search_cases import flat_search
 
 WORDS = tuple("abcdefgh")
 KEYS = {"tokens", "lengths", "scores", "log_probs", "finished", "attention"}
@@ -75,7 +76,7 @@ def _full_search(generator, inputs, beam_size, alpha, max_length):
     annotations, mask, initial_state = generator.encode(*inputs)
     memory, state = generator.decoder.prepare(annotations, mask, initial_state)
     memory = tile_beams(memory, beam_size)  # leaves (B*K, ...)
-    return beam_search(lambda tokens, st: generator.decoder.step(tokens, st, memory), state,
+    return flat_search(lambda tokens, st: generator.decoder.step(tokens, st, memory), state,
                        tf.shape(annotations)[0], beam_size=beam_size, max_length=max_length,
                        start_id=START_ID, end_id=END_ID, alpha=alpha, attention_size=tf.shape(annotations)[1],
                        banned_ids=generator.banned_ids)
@@ -168,8 +169,8 @@ def test_the_cache_compiles_once_per_setting():
     assert len(traces) == 3 and len(generator._compiled) == 3
     # a model's generate and the same generator's compiled function are one and the same
     x = tf.constant(_features(2))
-    assert model.generator.compiled(x, beam_size=2, alpha=0.0, max_length=5) is \
-        model.generator.compiled(x, beam_size=2, alpha=0.0, max_length=5)
+    assert model.generator.compiled(x, decoding=Decoding(2, 0.0, 5)) is \
+        model.generator.compiled(x, decoding=Decoding(beam_size=2, alpha=0.0, max_length=5))
 
 
 def test_seq2seq_source_lengths_share_one_function():
@@ -254,7 +255,7 @@ def test_settings_as_tensors_give_the_python_int_search(make, inputs, spec):
     generator, x = make(), tf.constant(inputs()[0])
     scalar = tf.TensorSpec((), tf.int32)
     one_graph = tf.function(
-        lambda x, k, a, t: dict(generator.search(x, beam_size=k, alpha=a, max_length=t)),
+        lambda x, k, a, t: dict(generator.search(x, decoding=Decoding(k, a, t))),
         input_signature=[spec, scalar, tf.TensorSpec((), tf.float32), scalar])
     for beam_size, alpha, max_length in [(1, 0.0, 5), (3, 0.5, 9), (4, 1.0, 7)]:
         want = generator(x, beam_size=beam_size, alpha=alpha, max_length=max_length).numpy()
@@ -287,7 +288,7 @@ def test_sampling_traces_once_for_every_seed():
     np.testing.assert_array_equal(draws[3]["tokens"].numpy(), draws[2**31 + 3]["tokens"].numpy())  # mod 2**31
     assert (draws[3]["tokens"].numpy() != draws[4]["tokens"].numpy()).any()
     for s in (3, 4):
-        eager = model.generator.search(tf.constant(feats), beam_size=1, alpha=0.0, max_length=7, temperature=1.5,
+        eager = model.generator.search(tf.constant(feats), decoding=Decoding(1, 0.0, 7, temperature=1.5),
                                        seed=s)
         np.testing.assert_array_equal(eager["tokens"].numpy(), draws[s]["tokens"].numpy())
         np.testing.assert_allclose(eager["log_probs"].numpy(), draws[s]["log_probs"].numpy(), rtol=1e-5)

