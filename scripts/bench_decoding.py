@@ -7,6 +7,12 @@ reference loops over images and time steps in Python and ranks hypotheses with n
 way a first implementation does. Reported side by side in one run: batched beam-5 over 32
 images vs the reference (target >= 10x), and beam-5 vs greedy time (target <= 3x; the two alternate
 --repeats times, best of each, and the JSON keeps every pair's ratio).
+
+``--baseline REF`` also times the Generator and search of git commit REF (its captioner/decoding
+modules, loaded from `git show` into a package of their own) on the same decoder and features,
+alternating with today's: the ratio says what a change to the search cost (issue 70: the
+composable search against the one-function search it replaced, target within 5%), and whether
+the two give the same tokens.
 """
 
 import argparse
@@ -50,6 +56,29 @@ def reference_beam_search(decoder_model, annotations, beam_size, max_length, ste
     return results
 
 
+def baseline_generator(ref, generator):
+    """A Generator of commit `ref`'s captioner/decoding on `generator`'s decoder, encode and banned ids."""
+    import importlib
+    import subprocess
+    import sys
+    import tempfile
+
+    from bench_common import ROOT
+
+    package = tempfile.mkdtemp(prefix="baseline_decoding_")
+    os.makedirs(os.path.join(package, "baseline_decoding"))
+    names = subprocess.run(["git", "-C", ROOT, "ls-tree", "--name-only", ref, "captioner/decoding/"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    for name in names:
+        text = subprocess.run(["git", "-C", ROOT, "show", f"{ref}:{name}"], check=True, capture_output=True,
+                              text=True).stdout.replace("captioner.decoding", "baseline_decoding")
+        with open(os.path.join(package, "baseline_decoding", os.path.basename(name)), "w") as f:
+            f.write(text)
+    sys.path.insert(0, package)
+    module = importlib.import_module("baseline_decoding.generator")
+    return module.Generator(generator.decoder, generator.encode, banned_ids=generator.banned_ids)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=DEFAULT_MODEL)
@@ -58,6 +87,7 @@ def main(argv=None):
     parser.add_argument("--max-length", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5,
                         help="alternating timed runs of beam and greedy; the best of each counts")
+    parser.add_argument("--baseline", metavar="REF", help="also time the search of this git commit, alternating")
     parser.add_argument("--output", default="bench_decoding.json")
     args = parser.parse_args(argv)
 
@@ -107,10 +137,25 @@ def main(argv=None):
         (f"beam-{args.beam_size} time / greedy time (target <= 3)", batched / greedy, "x"),
     ]
     ratios = sorted(b / g for b, g in pairs)
-    report("decoding", rows, out=args.output,
-           extra={"beam_over_greedy_per_pair": [round(r, 3) for r in ratios],
-                  "beam_over_greedy_median_pair": round(ratios[len(ratios) // 2], 3),
-                  "repeats": args.repeats})
+    extra = {"beam_over_greedy_per_pair": [round(r, 3) for r in ratios],
+             "beam_over_greedy_median_pair": round(ratios[len(ratios) // 2], 3), "repeats": args.repeats}
+    if args.baseline:
+        old = baseline_generator(args.baseline, decoder_model.generator)
+
+        def old_beam():
+            return old(feats, beam_size=args.beam_size, alpha=0.0, max_length=args.max_length)["tokens"].numpy()
+
+        same = bool((old_beam() == beam()).all())  # also compiles the baseline's function
+        versus = [(timed(beam, repeats=1, warmup=0), timed(old_beam, repeats=1, warmup=0))
+                  for _ in range(args.repeats)]
+        now, then = min(a for a, _ in versus), min(b for _, b in versus)
+        rows += [(f"baseline {args.baseline} beam-{args.beam_size}", n / then, "img/s"),
+                 (f"this search / baseline {args.baseline} time (target <= 1.05)", now / then, "x")]
+        per_pair = sorted(a / b for a, b in versus)
+        extra.update(baseline=args.baseline, same_tokens_as_baseline=same,
+                     over_baseline_per_pair=[round(r, 3) for r in per_pair],
+                     over_baseline_median_pair=round(per_pair[len(per_pair) // 2], 3))
+    report("decoding", rows, out=args.output, extra=extra)
 
 
 if __name__ == "__main__":
