@@ -25,6 +25,16 @@ import streamlit as st  # noqa: E402
 # a local icon: the app needs nothing from outside the machine (a Material icon name is fetched as a font)
 st.set_page_config(page_title="captioner", page_icon=str(APP_DIR / "icon.png"), layout="wide")
 
+import common  # noqa: E402
+
+# one upload limit on every page: the uploaders' own hint says what the pages accept (the browser may
+# send more, server.maxUploadSize, so that a larger file reaches the page and is refused in words)
+st.html(f"""<style>
+[data-testid="stFileUploaderDropzoneInstructions"] span {{ display: none; }}
+[data-testid="stFileUploaderDropzoneInstructions"] div::after {{
+  content: "up to {common.MAX_UPLOAD_MB} MB per file"; font-size: 0.875rem; opacity: 0.6; }}
+</style>""")
+
 pages = [
     st.Page(APP_DIR / "task_pages" / "caption.py", title="Caption", icon=":material/image:", url_path="caption",
             default=True),

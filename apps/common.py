@@ -458,10 +458,11 @@ def probability_bars(probabilities: dict, what: str, height=160, sort=True):
             "x": {"field": "probability", "type": "quantitative", "scale": {"domain": [0, 1]},
                   "axis": {"format": "%", "tickCount": 5}},
         },
-    }, width="stretch", height=max(height, BAR_HEIGHT * len(items)))
+    }, width="stretch", height=max(height, BAR_HEIGHT * len(items) + AXIS_HEIGHT))
 
 
 BAR_HEIGHT = 24  # pixels a bar (and its label) takes in `probability_bars`
+AXIS_HEIGHT = 60  # and the probability axis under them, its title included (one bar drew as a hairline)
 
 
 def show_caption_with_tags(result, empty="(empty caption)"):

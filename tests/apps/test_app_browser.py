@@ -195,3 +195,62 @@ def test_browser_fresh_server_opened_at_a_task_page_url(tmp_path, tiny_caption_m
     assert labels == ["Caption", "VQA", "Translate", "Transliterate", "Headline", "Entailment", "Classify",
                       "Dialogue", "Video"], nav
     assert title.strip() == "Ask a question about an image"
+
+
+PAGES = {  # url path -> (title, what the page shows once its example has run)
+    "caption": ("Caption an image", '[data-testid="stImage"]'),
+    "vqa": ("Ask a question about an image", '[data-testid="stImage"]'),
+    "translate": ("Translate a sentence", '[data-testid="stImage"]'),
+    "transliterate": ("Transliterate romanized Hindi", '[data-testid="stTable"], [data-testid="stDataFrame"]'),
+    "summarize": ("Write a headline", "h3"),
+    "entailment": ("Does the premise entail the hypothesis?", '[data-testid="stVegaLiteChart"]'),
+    "classify": ("What is this post about?", '[data-testid="stVegaLiteChart"]'),
+    "dialogue": ("Chat with the dialogue model", '[data-testid="stChatMessage"]'),
+    "video": ("Caption or classify a video clip", '[data-testid="stImage"]'),
+}
+
+
+@pytest.mark.slow
+def test_browser_every_page_runs_its_example_with_the_bundled_models(tmp_path):
+    """Issue 69: each page opened by its own URL on one server with the bundled models, as a user
+    meets it: its title, its example's output, no error box and no exception; a screenshot of each."""
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAPTIONER_")}
+    server = StreamlitServer(dict(env, TF_CPP_MIN_LOG_LEVEL="3"), tmp_path / "streamlit.log")
+    seen = {}
+    try:
+        server.wait_ready()
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1200})
+                page.set_default_timeout(PAGE_TIMEOUT_MS)
+                for path, (title, output) in PAGES.items():
+                    page.goto(f"{server.url}/{path}")
+                    page.locator("h1", has_text=title).first.wait_for()
+                    if path == "dialogue":  # no example runs by itself: the user speaks first
+                        box = page.locator('[data-testid="stChatInputTextArea"]')
+                        box.fill("I want to book a table for two in San Jose tonight.")
+                        box.press("Enter")
+                    page.locator(output).first.wait_for()
+                    page.wait_for_function(  # the script has finished: no "Running..." status
+                        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+                    page.screenshot(path=str(tmp_path / f"{path}.png"), full_page=True)
+                    hints = page.locator('[data-testid="stFileUploaderDropzoneInstructions"] div').evaluate_all(
+                        "els => els.map(e => getComputedStyle(e, '::after').content)")
+                    seen[path] = {
+                        "upload_hints": sorted(set(hints)),
+                        "errors": page.locator('[data-testid="stAlertContentError"]').all_inner_texts(),
+                        "exceptions": page.locator('[data-testid="stException"]').all_inner_texts(),
+                        "not_here": page.get_by_text("is not here yet").count()}
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    assert list(seen) == list(PAGES)
+    for path, found in seen.items():
+        assert not found["errors"] and not found["exceptions"] and not found["not_here"], (path, found)
+        assert found["upload_hints"] in ([], ['"up to 20 MB per file"']), (path, found)  # one limit, stated once
+    assert seen["caption"]["upload_hints"] and seen["classify"]["upload_hints"]
