@@ -9,9 +9,9 @@ stepping through the words does not decode again.
 
 import numpy as np
 import streamlit as st
-from PIL import Image
 
 from captioner.errors import ImageError
+from captioner.features.images import model_pixels
 from captioner.visualize.attention_overlay import attention_overlay, caption_attention_figure
 
 import common
@@ -65,8 +65,7 @@ result_key = (common.digest(data), str(model_path), model_path.stat().st_mtime_n
               objects, style)
 caption = common.recall("caption_results", result_key)
 if caption is None:
-    height, width = model.input_size
-    pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) as in training
+    pixels = model_pixels(image, model.input_size)  # (H, W, 3) as in training: the one resize
     try:
         with st.spinner("Captioning ..."), model_lock:
             caption = model.caption([pixels], beam_size=beam_size, alpha=alpha, max_length=max_length,

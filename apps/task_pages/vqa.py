@@ -17,9 +17,9 @@ import json
 import numpy as np
 import pandas as pd
 import streamlit as st
-from PIL import Image
 
 from captioner.errors import ImageError, InputError
+from captioner.features.images import model_pixels
 from captioner.visualize.attention_overlay import attention_overlay
 
 import common
@@ -130,8 +130,7 @@ model_path = spec.path
 result_key = (common.digest(data), question, str(model_path), model_path.stat().st_mtime_ns)
 result = common.recall("vqa_results", result_key)
 if result is None:
-    height, width = model.input_size
-    pixels = np.asarray(image.resize((width, height), Image.BILINEAR), dtype=np.uint8)  # (H, W, 3) at the backbone's size
+    pixels = model_pixels(image, model.input_size)  # (H, W, 3) as in training: the one resize
     try:
         with st.spinner("Answering ..."), model_lock:
             result = model.answer(pixels, question, top_k=5, objects=model.can_tag_objects)

@@ -142,17 +142,22 @@ def decode_image_bytes(data, name, max_pixels, limit_text=None, reserve=None):
             raise ImageError(name, f"cannot decode image: {type(exc).__name__}: {exc}") from None
 
 
-def load_image(source, size=None, name=None):
-    """Load `source` as an RGB uint8 array (H, W, 3).
+def model_pixels(image, size):
+    """An opened RGB PIL image -> uint8 (height, width, 3) at `size` = (height, width): resized to
+    exactly that shape without cropping (bilinear, antialiased), the geometry the bundled models were
+    trained on. THE resize of the project: extraction, batch captioning, the server and the app go
+    through it (and `tf_resize_like_pillow` is its graph twin, tested equal)."""
+    height, width = size
+    if image.size != (width, height):
+        image = image.resize((width, height), Image.BILINEAR)
+    return np.asarray(image, dtype=np.uint8)
 
-    With `size=(height, width)` the image is resized to exactly that shape without cropping
-    (bilinear, antialiased), the geometry the bundled models were trained on.
-    """
+
+def load_image(source, size=None, name=None):
+    """Load `source` as an RGB uint8 array (H, W, 3); with `size=(height, width)`, `model_pixels`."""
     image = open_image(source, name=name)
     if size is not None:
-        height, width = size
-        if image.size != (width, height):
-            image = image.resize((width, height), Image.BILINEAR)
+        return model_pixels(image, size)
     return np.asarray(image, dtype=np.uint8)
 
 

@@ -310,14 +310,11 @@ def decode_image(path, size, keep_display=False, data=None):
 
     `data`: the file's bytes when they were read already (a URI read through another
     filesystem); `path` then only names the image in messages."""
-    from captioner.features.images import open_image
+    from captioner.features.images import model_pixels, open_image
 
     try:
         image = open_image(path) if data is None else open_image(data, name=path)
-        height, width = size
-        # the same resize as captioner.features.images.load_image (no crop, bilinear)
-        resized = image if image.size == (width, height) else image.resize((width, height), Image.BILINEAR)
-        pixels = np.asarray(resized, dtype=np.uint8)
+        pixels = model_pixels(image, size)
         display = None
         if keep_display:
             image.thumbnail((DISPLAY_MAX_SIDE, DISPLAY_MAX_SIDE), Image.BILINEAR)

@@ -451,8 +451,9 @@ def create_app(models, limits=None, batchers=None):
         h, w = model.input_size
 
         def load():
-            image = decode_image(data, limits, budget=pixel_budget)
-            return model.load_pixels(np.asarray(image.resize((w, h), _bilinear()) if image.size != (w, h) else image))
+            from captioner.features.images import model_pixels
+
+            return model.load_pixels(model_pixels(decode_image(data, limits, budget=pixel_budget), (h, w)))
         return await run_in_threadpool(load), fields
 
     class CaptionHypothesis(BaseModel):
@@ -579,12 +580,6 @@ def create_app(models, limits=None, batchers=None):
     if limits.allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=limits.allowed_hosts)  # added last: runs first
     return app
-
-
-def _bilinear():
-    from PIL import Image
-
-    return Image.BILINEAR
 
 
 def warm_up(models):
