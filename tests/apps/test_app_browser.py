@@ -6,6 +6,7 @@ screenshot under the test's tmp dir. Uses the system Chromium (Debian `chromium`
 Playwright; never downloads a browser. Skipped, with the reason, where Chromium is absent.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -78,35 +79,52 @@ class StreamlitServer:
         self.log.close()
 
 
-def drive_caption_page(server, photo, screenshot):
-    """Upload `photo`, wait for its caption and overlays; return (caption text, overlay captions)."""
+@contextlib.contextmanager
+def browser_page(height=1000):
+    """A page of headless Chromium, 1400 px wide, with the long timeout of a first model load."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport={"width": 1400, "height": height})
             page.set_default_timeout(PAGE_TIMEOUT_MS)
-            page.goto(server.url)
-            file_input = page.locator('[data-testid="stFileUploader"] input[type="file"]')
-            file_input.wait_for(state="attached")
-            file_input.set_input_files(str(photo))
-            # the page shows the photo under its file name once it has been captioned
-            page.locator('[data-testid="stImage"]', has_text=photo.name).wait_for()
-            page.locator('[data-testid="stImage"]', has_text="1. ").first.wait_for()
-            page.wait_for_function(  # every image decoded by the browser, not just its tag present
-                "() => { const imgs = [...document.querySelectorAll('[data-testid=\"stImage\"] img')];"
-                " return imgs.length > 2 && imgs.every(i => i.complete && i.naturalWidth > 0); }")
-            # Streamlit scrolls inside its main container, so a tall viewport shows the whole page
-            page.set_viewport_size({"width": 1400, "height": 3000})
-            page.wait_for_timeout(1500)
-            page.screenshot(path=str(screenshot), full_page=True)
-            heading = page.locator("h3").first.inner_text()
-            captions = page.locator('[data-testid="stImage"] [data-testid="stImageCaption"]').all_inner_texts()
-            errors = page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
-            exceptions = page.locator('[data-testid="stException"]').all_inner_texts()
+            yield page
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def running_server(env, log_path):
+    server = StreamlitServer(env, log_path)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def drive_caption_page(server, photo, screenshot):
+    """Upload `photo`, wait for its caption and overlays; return (caption text, overlay captions)."""
+    with browser_page() as page:
+        page.goto(server.url)
+        file_input = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+        file_input.wait_for(state="attached")
+        file_input.set_input_files(str(photo))
+        # the page shows the photo under its file name once it has been captioned
+        page.locator('[data-testid="stImage"]', has_text=photo.name).wait_for()
+        page.locator('[data-testid="stImage"]', has_text="1. ").first.wait_for()
+        page.wait_for_function(  # every image decoded by the browser, not just its tag present
+            "() => { const imgs = [...document.querySelectorAll('[data-testid=\"stImage\"] img')];"
+            " return imgs.length > 2 && imgs.every(i => i.complete && i.naturalWidth > 0); }")
+        # Streamlit scrolls inside its main container, so a tall viewport shows the whole page
+        page.set_viewport_size({"width": 1400, "height": 3000})
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(screenshot), full_page=True)
+        heading = page.locator("h3").first.inner_text()
+        captions = page.locator('[data-testid="stImage"] [data-testid="stImageCaption"]').all_inner_texts()
+        errors = page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+        exceptions = page.locator('[data-testid="stException"]').all_inner_texts()
     assert not errors and not exceptions, (errors, exceptions)
     return heading.strip(), captions
 
@@ -133,12 +151,8 @@ def server_env(model_path, tmp_path):
 def caption_photo_in_browser(model_path, tmp_path):
     """A fresh server on `model_path`, the photo uploaded; (photo, caption text, overlay captions)."""
     photo = photo_file(tmp_path)
-    server = StreamlitServer(server_env(model_path, tmp_path), tmp_path / "streamlit.log")
-    try:
-        server.wait_ready()
+    with running_server(server_env(model_path, tmp_path), tmp_path / "streamlit.log") as server:
         heading, captions = drive_caption_page(server, photo, tmp_path / "caption_page.png")
-    finally:
-        server.stop()
     return photo, heading, captions
 
 
@@ -172,25 +186,13 @@ def test_browser_fresh_server_opened_at_a_task_page_url(tmp_path, tiny_caption_m
     """A bookmark to /vqa on a just-started server runs the app's navigation (page titles in the
     sidebar), not the page script alone, as Streamlit does for a folder named `pages/`."""
     pytest.importorskip("playwright")
-    from playwright.sync_api import sync_playwright
-
-    server = StreamlitServer(server_env(tiny_caption_model[0], tmp_path), tmp_path / "streamlit.log")
-    try:
-        server.wait_ready()
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
-                page.goto(f"{server.url}/vqa")
-                page.get_by_text("is not here yet").first.wait_for()  # the VQA model is absent in this env
-                nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
-                title = page.locator("h1").first.inner_text()
-                page.screenshot(path=str(tmp_path / "vqa_page.png"), full_page=True)
-            finally:
-                browser.close()
-    finally:
-        server.stop()
+    with running_server(server_env(tiny_caption_model[0], tmp_path), tmp_path / "streamlit.log") as server, \
+            browser_page() as page:
+        page.goto(f"{server.url}/vqa")
+        page.get_by_text("is not here yet").first.wait_for()  # the VQA model is absent in this env
+        nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+        title = page.locator("h1").first.inner_text()
+        page.screenshot(path=str(tmp_path / "vqa_page.png"), full_page=True)
     labels = [n.strip().splitlines()[-1] for n in nav]  # the label after the icon
     assert labels == ["Caption", "VQA", "Translate", "Transliterate", "Headline", "Entailment", "Classify",
                       "Dialogue", "Video"], nav
@@ -215,40 +217,28 @@ def test_browser_every_page_runs_its_example_with_the_bundled_models(tmp_path):
     """Issue 69: each page opened by its own URL on one server with the bundled models, as a user
     meets it: its title, its example's output, no error box and no exception; a screenshot of each."""
     pytest.importorskip("playwright")
-    from playwright.sync_api import sync_playwright
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAPTIONER_")}
-    server = StreamlitServer(dict(env, TF_CPP_MIN_LOG_LEVEL="3"), tmp_path / "streamlit.log")
     seen = {}
-    try:
-        server.wait_ready()
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1200})
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
-                for path, (title, output) in PAGES.items():
-                    page.goto(f"{server.url}/{path}")
-                    page.locator("h1", has_text=title).first.wait_for()
-                    if path == "dialogue":  # no example runs by itself: the user speaks first
-                        box = page.locator('[data-testid="stChatInputTextArea"]')
-                        box.fill("I want to book a table for two in San Jose tonight.")
-                        box.press("Enter")
-                    page.locator(output).first.wait_for()
-                    page.wait_for_function(  # the script has finished: no "Running..." status
-                        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
-                    page.screenshot(path=str(tmp_path / f"{path}.png"), full_page=True)
-                    hints = page.locator('[data-testid="stFileUploaderDropzoneInstructions"] div').evaluate_all(
-                        "els => els.map(e => getComputedStyle(e, '::after').content)")
-                    seen[path] = {
-                        "upload_hints": sorted(set(hints)),
-                        "errors": page.locator('[data-testid="stAlertContentError"]').all_inner_texts(),
-                        "exceptions": page.locator('[data-testid="stException"]').all_inner_texts(),
-                        "not_here": page.get_by_text("is not here yet").count()}
-            finally:
-                browser.close()
-    finally:
-        server.stop()
+    with running_server(dict(env, TF_CPP_MIN_LOG_LEVEL="3"), tmp_path / "streamlit.log") as server, \
+            browser_page(height=1200) as page:
+        for path, (title, output) in PAGES.items():
+            page.goto(f"{server.url}/{path}")
+            page.locator("h1", has_text=title).first.wait_for()
+            if path == "dialogue":  # no example runs by itself: the user speaks first
+                box = page.locator('[data-testid="stChatInputTextArea"]')
+                box.fill("I want to book a table for two in San Jose tonight.")
+                box.press("Enter")
+            page.locator(output).first.wait_for()
+            page.wait_for_function(  # the script has finished: no "Running..." status
+                "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+            page.screenshot(path=str(tmp_path / f"{path}.png"), full_page=True)
+            hints = page.locator('[data-testid="stFileUploaderDropzoneInstructions"] div').evaluate_all(
+                "els => els.map(e => getComputedStyle(e, '::after').content)")
+            seen[path] = {
+                "upload_hints": sorted(set(hints)),
+                "errors": page.locator('[data-testid="stAlertContentError"]').all_inner_texts(),
+                "exceptions": page.locator('[data-testid="stException"]').all_inner_texts(),
+                "not_here": page.get_by_text("is not here yet").count()}
     assert list(seen) == list(PAGES)
     for path, found in seen.items():
         assert not found["errors"] and not found["exceptions"] and not found["not_here"], (path, found)
