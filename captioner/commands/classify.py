@@ -66,9 +66,8 @@ def list_documents(paths):
 
 def read_for_model(path, fmt="auto"):
     """(text the model reads, how it was read, encoding) of one file; InputError naming it."""
-    from captioner.data.bbc_news import parse_bbc_article
+    from captioner.data.document_reading import read_document_text
     from captioner.data.documents import read_text_file
-    from captioner.data.newsgroups import parse_post
     from captioner.errors import InputError
 
     if os.path.isdir(path):
@@ -76,16 +75,7 @@ def read_for_model(path, fmt="auto"):
     text, encoding = read_text_file(path)  # missing, unreadable or binary: InputError naming it
     if not text.strip():
         raise InputError(f"{path}: empty file")
-    if fmt == "auto":
-        try:
-            return parse_post(text, where=str(path)).text, "post", encoding
-        except InputError:
-            return text, "text", encoding
-    if fmt == "post":
-        return parse_post(text, where=str(path)).text, "post", encoding
-    if fmt == "bbc":
-        return parse_bbc_article(text, where=str(path)).text, "bbc", encoding
-    return text, "text", encoding
+    return (*read_document_text(text, fmt, where=str(path)), encoding)
 
 
 def run(args):

@@ -8,6 +8,9 @@ start-up; a request can never name a file to load):
   POST /v1/translate  JSON {"text": ...} -> {"translation", "score", "hypotheses", ...}
   POST /v1/entail     JSON {"premise", "hypothesis"} -> {"label", "probabilities", ...}
   POST /v1/ask        multipart `image` + `question` (or JSON) -> {"answer", "probability", "top_k"}
+  POST /v1/classify   JSON {"text", "format": auto|post|bbc|text} -> {"label", "probabilities", "read_as",
+                      "sentences", "sentence_weights", "truncated"}
+  POST /v1/summarize  JSON {"text"} (an article), optional beam_size, alpha, max_length -> {"headline", "score"}
   GET  /healthz       the models and the batches run;   GET /docs, /openapi.json: the API
 
 Requests that arrive together are batched into one model call (--max-batch, --max-wait-ms);
@@ -23,13 +26,14 @@ import sys
 
 
 def register(subparsers):
-    p = subparsers.add_parser("serve", help="serve the models over HTTP (FastAPI): caption, translate, entail, ask",
+    p = subparsers.add_parser("serve", help="serve the models over HTTP (FastAPI): caption, translate, entail, ask, "
+                              "classify, summarize",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--models", nargs="+", default=None, metavar="TASK[=PATH]",
-                   help="tasks to serve (caption, translate, entail, ask), each with the bundled model or "
-                        "TASK=PATH to a .keras file (default: all four bundled models)")
+                   help="tasks to serve (caption, translate, entail, ask, classify, summarize), each with the "
+                        "bundled model or TASK=PATH to a .keras file (default: all six bundled models)")
     p.add_argument("--max-batch", type=int, default=32, help="requests per model call (default 32)")
     p.add_argument("--max-wait-ms", type=float, default=5.0,
                    help="how long a request waits for others to share its model call (default 5)")

@@ -31,7 +31,7 @@ from captioner.serving.batcher import Batcher, QueueFull
 
 log = logging.getLogger(__name__)
 
-TASKS = ("caption", "translate", "entail", "ask")  # each served with its default from captioner.bundled
+TASKS = ("caption", "translate", "entail", "ask", "classify", "summarize")  # each with its default from captioner.bundled
 
 
 def default_model_path(task):
@@ -47,6 +47,7 @@ class Limits:
     max_body_bytes: int = 10 * 1024 * 1024   # a request body (an upload or its base64 JSON)
     max_pixels: int = 40_000_000             # width * height of an uploaded image
     max_text_chars: int = 2000               # a sentence, premise, hypothesis or question
+    max_document_chars: int = 100_000        # a post or an article to classify or give a headline
     max_beam_size: int = 10
     max_length: int = 60                     # (or the model's own default, if longer)
     max_batch: int = 32                      # requests per model call
@@ -78,6 +79,9 @@ def load_models(spec):
         "translate": ("captioner.models.seq2seq_ensemble", ("Seq2Seq", "Seq2SeqEnsemble"), "a translation model"),
         "entail": ("captioner.models.entailment", ("EntailmentClassifier", "EntailmentEnsemble"), "an entailment model"),
         "ask": ("captioner.models.vqa_model", "VQAModel", "a VQA model"),
+        "classify": ("captioner.models.document_classifier", ("DocumentClassifier", "DocumentEnsemble"),
+                     "a document classifier"),
+        "summarize": ("captioner.models.seq2seq_ensemble", ("Seq2Seq", "Seq2SeqEnsemble"), "a headline model"),
     }
     import importlib
 
@@ -216,7 +220,14 @@ def ask_batch(model):
     return run
 
 
-BATCH_FUNCTIONS = {"caption": caption_stages, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch}
+def classify_batch(model):
+    """items [text as the model reads it] -> [DocumentClassification]."""
+    return model.classify
+
+
+# a headline is a translation of its article: the same batch of Seq2Seq searches, grouped by settings
+BATCH_FUNCTIONS = {"caption": caption_stages, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch,
+                   "classify": classify_batch, "summarize": translate_batch}
 
 
 # ----------------------------------------------------------------------------- body size
@@ -567,6 +578,63 @@ def create_app(models, limits=None, batchers=None):
             raise HTTPError(400, f"question: {exc}") from None
         result = await batchers["ask"].submit((pixels, question, encoded))
         return result.to_json()
+
+    class DocumentRequest(BaseModel):
+        text: str
+        format: str = Field("auto", description="auto (a Usenet post when it starts with headers holding a "
+                                                "Subject, else text), post, bbc or text: as `captioner classify`")
+
+    class ClassifyResponse(BaseModel):
+        label: str
+        probabilities: dict[str, float]
+        read_as: str
+        sentences: list[str]
+        sentence_weights: list[float]
+        truncated: bool
+
+    def document_field(body):
+        from captioner.data.document_reading import read_document_text
+
+        text = body.text if isinstance(body.text, str) else ""
+        if len(text) > limits.max_document_chars:
+            raise HTTPError(413, f"text: {len(text)} characters, more than the limit of {limits.max_document_chars}")
+        try:
+            return read_document_text(text, body.format, where="text")
+        except InputError as exc:
+            raise HTTPError(400, str(exc)) from None
+
+    @app.post("/v1/classify", response_model=ClassifyResponse,
+              summary="Classify a document (a post, an article) with its sentence attention")
+    async def classify(body: DocumentRequest):
+        model_of("classify")
+        text, read_as = document_field(body)
+        if not model_of("classify").read(text)[0]:
+            raise HTTPError(400, "text: no words to classify")
+        result = (await batchers["classify"].submit(text)).to_json()
+        result.pop("word_weights")
+        return {**result, "read_as": read_as}
+
+    class SummarizeRequest(BaseModel):
+        text: str
+        beam_size: StrictInt | None = None
+        alpha: Number | None = None
+        max_length: StrictInt | None = None
+
+    class SummarizeResponse(BaseModel):
+        headline: str
+        score: float
+
+    @app.post("/v1/summarize", response_model=SummarizeResponse, summary="Write a headline for an article")
+    async def summarize(body: SummarizeRequest):
+        model = model_of("summarize")
+        text = body.text if isinstance(body.text, str) else ""
+        if len(text) > limits.max_document_chars:
+            raise HTTPError(413, f"text: {len(text)} characters, more than the limit of {limits.max_document_chars}")
+        if not model.source_tokens(text):
+            raise HTTPError(400, "text: no words")
+        result = await batchers["summarize"].submit((text, settings(model, body.beam_size, body.alpha,
+                                                                    body.max_length)))
+        return {"headline": result.text, "score": result.score}
 
     @app.get("/healthz", summary="Liveness, the models loaded and the batches run so far")
     async def healthz():

@@ -156,16 +156,17 @@ def test_serve_command_defaults_and_models_option():
 
     args = build_parser().parse_args(["serve"])
     assert args.host == "127.0.0.1" and args.port == 8000
-    assert parse_models(None) == {"caption": None, "translate": None, "entail": None, "ask": None}
+    assert parse_models(None) == {"caption": None, "translate": None, "entail": None, "ask": None, "classify": None,
+                                  "summarize": None}
     assert parse_models(["caption=m.keras", "entail"]) == {"caption": "m.keras", "entail": None}
-    for bad in (["summarize"], ["caption", "caption=x.keras"]):
+    for bad in (["respond"], ["caption", "caption=x.keras"]):
         with pytest.raises(InputError):
             parse_models(bad)
 
 
 @pytest.mark.slow
 def test_the_bundled_models_answer():
-    models = load_models({"caption": None, "translate": None, "entail": None, "ask": None})
+    models = load_models(dict.fromkeys(("caption", "translate", "entail", "ask", "classify", "summarize")))
     warm_up(models)
     with TestClient(create_app(models)) as client:
         r = client.post("/v1/caption", files={"image": open(SAMPLES / "cat.jpg", "rb")})
@@ -183,6 +184,20 @@ def test_the_bundled_models_answer():
         r = client.post("/v1/ask", files={"image": open(image, "rb")}, data={"question": "what color is the hat?"})
         assert r.status_code == 200 and r.json()["answer"]
         assert client.post("/v1/ask", files={"image": open(image, "rb")}).status_code == 400  # no question
+        # a post and an article, read and answered as `captioner classify` and `captioner summarize` do
+        from captioner.commands.classify import read_for_model
+
+        post = SAMPLES / "text" / "newsgroup_post.txt"
+        text, read_as, _ = read_for_model(str(post))
+        r = client.post("/v1/classify", json={"text": post.read_text(encoding="utf-8")})
+        want = models["classify"][0].classify([text])[0]
+        assert r.status_code == 200 and r.json()["label"] == want.label and r.json()["read_as"] == read_as == "post"
+        assert r.json()["probabilities"] == pytest.approx(want.probabilities, abs=1e-5)
+        article = "The government announced new funding for schools on Monday, the education minister said."
+        r = client.post("/v1/summarize", json={"text": article})
+        assert r.status_code == 200 and r.json()["headline"] == models["summarize"][0].translate([article])[0].text
+        assert client.post("/v1/classify", json={"text": "   "}).status_code == 400
+        assert client.post("/v1/classify", json={"text": "a b", "format": "pdf"}).status_code == 400
 
 
 def test_pipelined_and_serial_servers_answer_alike(tiny):
