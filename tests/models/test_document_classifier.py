@@ -144,7 +144,7 @@ def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_
 
     from captioner.data.documents import to_hierarchy
     from captioner.models.document_classifier import text_terms
-    from captioner.training.recipes.classify import train_terms
+    from captioner.training.tfidf_branch import train_terms
 
     rng = random.Random(2)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
@@ -189,7 +189,7 @@ def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
 
     from captioner.data.documents import to_hierarchy
     from captioner.models.document_classifier import text_terms
-    from captioner.training.recipes.classify import train_terms
+    from captioner.training.tfidf_branch import train_terms
 
     rng = random.Random(3)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
@@ -211,7 +211,7 @@ def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
 
 def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
     from captioner.data.documents import to_hierarchy
-    from captioner.training.recipes.classify import train_terms
+    from captioner.training.tfidf_branch import train_terms
 
     rng = random.Random(4)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
@@ -233,7 +233,7 @@ def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
 def term_classifier(seed, texts, train_steps=0, **overrides):
     """A tiny HAN with a term branch over `texts`' terms (idf fitted on them), trained a few steps."""
     from captioner.data.documents import to_hierarchy
-    from captioner.training.recipes.classify import train_terms
+    from captioner.training.tfidf_branch import train_terms
 
     keras.utils.set_random_seed(seed)
     terms = train_terms([type("D", (), {"text": t}) for t in texts])

@@ -82,7 +82,7 @@ def test_an_svm_started_frozen_branch_stays_the_svm_scikit_learn_fits(tmp_path, 
     from sklearn.svm import LinearSVC
 
     from captioner.data.newsgroups import load_newsgroups
-    from captioner.training.recipes.classify import branch_features
+    from captioner.training.tfidf_branch import branch_features
 
     data, dev = han.make_corpus(tmp_path / "corpus")
     argv = _argv(data, dev, tmp_path / "run", "--epochs", "2", "--tfidf", "--tfidf-terms", "--tfidf-init", "svm")
@@ -128,7 +128,7 @@ def test_out_of_fold_logits_come_from_svms_that_did_not_fit_the_post_and_stand_f
     from sklearn.svm import LinearSVC
 
     from captioner.models.document_classifier import DocumentClassifier
-    from captioner.training.recipes.classify import branch_features, out_of_fold_svm_logits, train_terms
+    from captioner.training.tfidf_branch import branch_features, out_of_fold_svm_logits, train_terms
 
     rng = random.Random(3)
     topics = sorted(han.TOPICS)
@@ -155,7 +155,7 @@ def test_out_of_fold_logits_come_from_svms_that_did_not_fit_the_post_and_stand_f
 def test_the_logit_gain_is_the_temperature_that_minimizes_cross_entropy():
     import numpy as np
 
-    from captioner.training.recipes.classify import logit_gain
+    from captioner.training.tfidf_branch import logit_gain
 
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(400, 4))
@@ -168,7 +168,7 @@ def test_svm_logits_cover_every_label_for_a_binary_svm_and_a_missing_label():
     import numpy as np
     from sklearn.svm import LinearSVC
 
-    from captioner.training.recipes.classify import svm_logits
+    from captioner.training.tfidf_branch import svm_logits
 
     x = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
     svm = LinearSVC(random_state=0).fit(x, [0, 0, 2, 2])  # labels 0 and 2 of three: label 1 never fitted
