@@ -100,18 +100,52 @@ def epoch_shares(corpora, sizes):
     return [c.share if c.share is not None else (1.0 - given) * sizes[i] / rest for i, c in enumerate(corpora)]
 
 
-def corpus_photos(specs, split="train"):
-    """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC: the photos of several
-    corpora, named by file name as a `captioner extract` store keys them; two with one name are refused."""
+def check_styles(corpora):
+    """`corpora` (Corpus list) as they are; InputError when two share a style (each needs its own token)."""
+    styles = [c.style for c in corpora]
+    if len(set(styles)) != len(styles):
+        raise InputError(f"--corpus: two corpora share a style ({styles}); give each its own style=")
+    return corpora
+
+
+def load_corpora(corpora, split="train", karpathy_json=None):
+    """Every corpus's `split` ("train" / "dev") as one CaptionDataset; ``metadata["corpus"]``: {path:
+    corpus index}. Photos are keyed by file name in a `captioner extract` store: two photos of one
+    name are refused."""
     import os
 
-    paths, captions = [], {}
-    for spec in specs:
-        data = parse_corpus(spec).load(split)
-        for path in data.image_paths:
+    from captioner.data.caption_dataset import CaptionDataset
+
+    paths, captions, which, names = [], {}, {}, {}
+    for index, corpus in enumerate(corpora):
+        part = corpus.load(split, karpathy_json)
+        for path in part.image_paths:
             name = os.path.basename(path)
-            if name in captions:
-                raise InputError(f"{path}: another photo of the corpora is also named {name}")
-            captions[name] = data.captions[path]
+            if name in names:
+                raise InputError(f"{path}: has the file name of {names[name]}; the feature store keys photos by "
+                                 "file name, so two corpora cannot share one")
+            names[name] = path
             paths.append(path)
-    return paths, captions
+            captions[path] = part.captions[path]
+            which[path] = index
+    return CaptionDataset(paths, captions, name="+".join(c.style for c in corpora), split=split,
+                          metadata={"corpus": which})
+
+
+def first_per_corpus(dataset, n):
+    """The first `n` photos of each corpus of a `load_corpora` dataset, in its order."""
+    taken, kept = {}, []
+    for path in dataset.image_paths:
+        corpus = dataset.metadata["corpus"][path]
+        taken[corpus] = taken.get(corpus, 0) + 1
+        if taken[corpus] <= n:
+            kept.append(path)
+    return kept
+
+
+def corpus_photos(specs, split="train"):
+    """(photo paths, {file name: captions}) of the `split` of every --corpus SPEC (`load_corpora`)."""
+    import os
+
+    data = load_corpora([parse_corpus(spec) for spec in specs], split)
+    return data.image_paths, {os.path.basename(p): data.captions[p] for p in data.image_paths}

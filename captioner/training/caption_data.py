@@ -90,3 +90,29 @@ def decode_clips(model, features, mask, vocab, beam_size=3, alpha=0.0, max_lengt
                                 beam_size=beam_size, alpha=alpha, max_length=max_length)
         out += hypothesis_texts(result, vocab)
     return out
+
+
+def extract_missing(trainer, features, backbone, paths):
+    """Extract the features `paths` lack into the store `features` (resumable); the paths that could
+    not be read. Multi-worker: the chief extracts while the other workers wait, then they read its
+    store (which must be where they can read it)."""
+    import os
+
+    from captioner.errors import InputError
+    from captioner.features.extract import extract_features
+    from captioner.features.store import FeatureStore
+    from captioner.training.distribute import barrier
+
+    role = trainer.role
+    ids = [os.path.basename(p) for p in paths]
+    if role.chief:
+        report = extract_features(paths, features, backbone=backbone, ids=ids)
+    barrier(trainer.strategy, role, "the chief extracts the features")
+    if role.chief:
+        return {p for p, _ in report.failed}
+    if not os.path.exists(features):
+        raise InputError(f"--features {features}: not found by {role.name}; in multi-worker training the "
+                         "chief extracts the features and the other workers read its store, so it must be on "
+                         "storage every worker reads (or a copy of the complete store on each)")
+    with FeatureStore(features) as store:
+        return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read

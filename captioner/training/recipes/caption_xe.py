@@ -25,7 +25,10 @@ class Caption(Recipe):
         from captioner.errors import InputError
 
         if self.corpora:
-            return self._corpora_split("train" if split == self.cfg.train_split else "dev")
+            from captioner.data.caption_corpora import load_corpora
+
+            return load_corpora(self.corpora, "train" if split == self.cfg.train_split else "dev",
+                                self.cfg.karpathy_json)
         if not self.cfg.data_dir:
             raise InputError("give --data-dir (with --format) or one or more --corpus")
         if self.cfg.format == "flickr8k":
@@ -37,43 +40,17 @@ class Caption(Recipe):
     @property
     def corpora(self):
         """The --corpus specs (`captioner.data.caption_corpora.Corpus`), [] for --data-dir."""
-        from captioner.data.caption_corpora import parse_corpus
+        from captioner.data.caption_corpora import check_styles, parse_corpus
 
         if not hasattr(self, "_corpora"):
-            self._corpora = [parse_corpus(spec) for spec in self.cfg.corpus or ()]
-            styles = [c.style for c in self._corpora]
-            if len(set(styles)) != len(styles):
-                from captioner.errors import InputError
-
-                raise InputError(f"--corpus: two corpora share a style ({styles}); give each its own style=")
+            self._corpora = check_styles([parse_corpus(spec) for spec in self.cfg.corpus or ()])
         return self._corpora
-
-    def _corpora_split(self, split):
-        """Every corpus's `split` ("train" / "dev") as one CaptionDataset; metadata["corpus"]: {path: corpus
-        index}. Photos are keyed by file name in the feature store: two corpora with one name are refused."""
-        from captioner.data import CaptionDataset
-        from captioner.errors import InputError
-
-        paths, captions, which, names = [], {}, {}, {}
-        for index, corpus in enumerate(self.corpora):
-            part = corpus.load(split, self.cfg.karpathy_json)
-            for path in part.image_paths:
-                name = os.path.basename(path)
-                if name in names:
-                    raise InputError(f"{path}: has the file name of {names[name]}; the feature store keys photos by "
-                                     "file name, so two corpora cannot share one")
-                names[name] = path
-                paths.append(path)
-                captions[path] = part.captions[path]
-                which[path] = index
-        return CaptionDataset(paths, captions, name="+".join(c.style for c in self.corpora), split=split,
-                              metadata={"corpus": which})
 
     def prepare(self, trainer):
         from captioner.features.store import FeatureStore
         from captioner.models.caption_decoder_model import KINDS
         from captioner.text import tokenize
-        from captioner.training.caption_data import CaptionExamples
+        from captioner.training.caption_data import CaptionExamples, extract_missing
 
         cfg = self.cfg
         if self.corpora and getattr(cfg, "scst", False):
@@ -92,18 +69,14 @@ class Caption(Recipe):
             train.image_paths = kept
         self.before_data(trainer, train)
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
-        if cfg.dev_limit and self.corpora:  # the first N dev photos of each corpus
-            taken, kept = {}, []
-            for path in dev.image_paths:
-                corpus = dev.metadata["corpus"][path]
-                taken[corpus] = taken.get(corpus, 0) + 1
-                if taken[corpus] <= cfg.dev_limit:
-                    kept.append(path)
-            dev.image_paths = kept
+        if cfg.dev_limit and self.corpora:
+            from captioner.data.caption_corpora import first_per_corpus
+
+            dev.image_paths = first_per_corpus(dev, cfg.dev_limit)
         elif cfg.dev_limit:
             dev.image_paths = dev.image_paths[: cfg.dev_limit]
-        needed = train.image_paths + dev.image_paths  # extract what is missing (resumable)
-        bad = self._extract(trainer, needed)
+        needed = train.image_paths + dev.image_paths
+        bad = extract_missing(trainer, cfg.features, self.backbone_name(), needed)  # resumable
         if bad:
             log.warning("%d images could not be read and are left out", len(bad))
             train.image_paths = [p for p in train.image_paths if p not in bad]
@@ -181,29 +154,6 @@ class Caption(Recipe):
             vocab = Vocabulary(vocab.tokens + tuple(style_token(s) for s in self.styles), vocab.metadata)
         return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
 
-    def _extract(self, trainer, paths):
-        """Extract the features `paths` lack into --features (resumable); the paths that could
-        not be read. Multi-worker: the chief extracts while the other workers wait, then they
-        read its store (which must be where they can read it)."""
-        from captioner.errors import InputError
-        from captioner.features.extract import extract_features
-        from captioner.features.store import FeatureStore
-        from captioner.training.distribute import barrier
-
-        cfg, role = self.cfg, trainer.role
-        ids = [os.path.basename(p) for p in paths]
-        if role.chief:
-            report = extract_features(paths, cfg.features, backbone=self.backbone_name(), ids=ids)
-        barrier(trainer.strategy, role, "the chief extracts the features")
-        if role.chief:
-            return {p for p, _ in report.failed}
-        if not os.path.exists(cfg.features):
-            raise InputError(f"--features {cfg.features}: not found by {role.name}; in multi-worker training the "
-                             "chief extracts the features and the other workers read its store, so it must be on "
-                             "storage every worker reads (or a copy of the complete store on each)")
-        with FeatureStore(cfg.features) as store:
-            return {p for p, k in zip(paths, ids) if k not in store}  # the files the chief could not read
-
     def build_model(self, seed):
         from captioner.models.caption_decoder_model import CaptionDecoderModel, copy_tags_spec
 
@@ -262,8 +212,7 @@ class Caption(Recipe):
         from captioner.io import write_json
 
         split = " + ".join(f"{c.style} {c.dev}" for c in self.corpora) or f"{self.cfg.format} {self.dev_split}"
-        metrics = {"split": split, "images": len(self.dev.image_paths),
-                   **self.metrics_before()}
+        metrics = {"split": split, "images": len(self.dev.image_paths), **self.metrics_before()}
         for beam in [int(b) for b in self.cfg.final_eval_beams.split(",") if b]:
             for corpus in range(len(self.corpora)) if self.corpora else [None]:
                 t = time.perf_counter()
