@@ -277,6 +277,8 @@ class Generator:
         ``decoding`` or its fields as keywords (``beam_size=3, alpha=0.5, max_length=20``). A
         ``steering``'s token bonus (B, V), constraints (B, C, D) and per-input deadlines (B,) are
         inputs of their own compiled function (one per C and D; an int deadline is a setting)."""
+        if decoding is not None and settings:
+            raise TypeError(f"give the settings as decoding=Decoding(...) or as keywords, not both ({sorted(settings)})")
         decoding = decoding or Decoding(**settings)
         steering = steering or Steering()
         inputs = [tf.convert_to_tensor(x) for x in inputs]

@@ -392,15 +392,17 @@ def create_app(models, limits=None, batchers=None):
             raise HTTPError(422, f"alpha must be 0..5, got {alpha}")
         return int(beam_size), float(alpha), int(max_length)
 
-    def text_field(name, value):
+    def text_field(name, value, limit=None):
+        """A request's text: non-empty, UTF-8 encodable, at most `limit` characters (a sentence's by default)."""
+        limit = limits.max_text_chars if limit is None else limit
         if not isinstance(value, str) or not value.strip():
             raise HTTPError(400, f"{name}: empty text")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate ("\ud800") that JSON can carry and UTF-8 cannot
             raise HTTPError(400, f"{name}: not valid Unicode text (a lone surrogate code point)") from None
-        if len(value) > limits.max_text_chars:
-            raise HTTPError(413, f"{name}: {len(value)} characters, more than the limit of {limits.max_text_chars}")
+        if len(value) > limit:
+            raise HTTPError(413, f"{name}: {len(value)} characters, more than the limit of {limit}")
         return value
 
     async def read_image_request(request):
@@ -511,7 +513,7 @@ def create_app(models, limits=None, batchers=None):
                               "grid": grid, "maps": _round(result.attention)},
                 "objects": list(getattr(result, "objects", []) or [])}
 
-    class TranslateRequest(BaseModel):
+    class TextSearchRequest(BaseModel):  # a translation's or a headline's: the text and the search settings
         text: str
         beam_size: StrictInt | None = None
         alpha: Number | None = None
@@ -525,7 +527,7 @@ def create_app(models, limits=None, batchers=None):
         attention: list[list[float]] | None = Field(description="(target steps, source tokens)")
 
     @app.post("/v1/translate", response_model=TranslateResponse, summary="Translate one sentence")
-    async def translate(body: TranslateRequest):
+    async def translate(body: TextSearchRequest):
         model = model_of("translate")
         text = text_field("text", body.text)
         if not model.source_tokens(text):
@@ -595,9 +597,7 @@ def create_app(models, limits=None, batchers=None):
     def document_field(body):
         from captioner.data.document_reading import read_document_text
 
-        text = body.text if isinstance(body.text, str) else ""
-        if len(text) > limits.max_document_chars:
-            raise HTTPError(413, f"text: {len(text)} characters, more than the limit of {limits.max_document_chars}")
+        text = text_field("text", body.text, limits.max_document_chars)
         try:
             return read_document_text(text, body.format, where="text")
         except InputError as exc:
@@ -614,22 +614,14 @@ def create_app(models, limits=None, batchers=None):
         result.pop("word_weights")
         return {**result, "read_as": read_as}
 
-    class SummarizeRequest(BaseModel):
-        text: str
-        beam_size: StrictInt | None = None
-        alpha: Number | None = None
-        max_length: StrictInt | None = None
-
     class SummarizeResponse(BaseModel):
         headline: str
         score: float
 
     @app.post("/v1/summarize", response_model=SummarizeResponse, summary="Write a headline for an article")
-    async def summarize(body: SummarizeRequest):
+    async def summarize(body: TextSearchRequest):
         model = model_of("summarize")
-        text = body.text if isinstance(body.text, str) else ""
-        if len(text) > limits.max_document_chars:
-            raise HTTPError(413, f"text: {len(text)} characters, more than the limit of {limits.max_document_chars}")
+        text = text_field("text", body.text, limits.max_document_chars)
         if not model.source_tokens(text):
             raise HTTPError(400, "text: no words")
         result = await batchers["summarize"].submit((text, settings(model, body.beam_size, body.alpha,

@@ -171,6 +171,8 @@ def test_the_cache_compiles_once_per_setting():
     x = tf.constant(_features(2))
     assert model.generator.compiled(x, decoding=Decoding(2, 0.0, 5)) is \
         model.generator.compiled(x, decoding=Decoding(beam_size=2, alpha=0.0, max_length=5))
+    with pytest.raises(TypeError, match="not both"):
+        model.generator(x, decoding=Decoding(2, 0.0, 5), beam_size=3)
 
 
 def test_seq2seq_source_lengths_share_one_function():

@@ -198,6 +198,10 @@ def test_the_bundled_models_answer():
         assert r.status_code == 200 and r.json()["headline"] == models["summarize"][0].translate([article])[0].text
         assert client.post("/v1/classify", json={"text": "   "}).status_code == 400
         assert client.post("/v1/classify", json={"text": "a b", "format": "pdf"}).status_code == 400
+        for task in ("classify", "summarize"):  # a lone surrogate, as JSON can carry it: 400, never a 500
+            r = client.post(f"/v1/{task}", content=b'{"text": "a post \\ud800 about bikes"}',
+                            headers={"content-type": "application/json"})
+            assert r.status_code == 400 and "surrogate" in r.json()["error"], (task, r.text)
 
 
 def test_pipelined_and_serial_servers_answer_alike(tiny):
