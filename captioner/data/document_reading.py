@@ -1,4 +1,5 @@
-"""How a document is read for a classifier, wherever it comes from (`captioner classify` on a file,
+"""Documents for a classifier: the corpus splits `captioner train classify` reads (`load_documents`),
+and how one document is read, wherever it comes from (`captioner classify` on a file,
 `POST /v1/classify` on a string): `auto` reads a text that starts with a header block holding a
 Subject as a Usenet post (the Subject and the author's own text, as the 20 Newsgroups reader
 reads it), any other as plain text; `post`, `bbc` (headline line, then the text) and `text` force one."""
@@ -29,3 +30,15 @@ def read_document_text(text, fmt="auto", where="<text>"):
     if fmt == "bbc":
         return parse_bbc_article(text, where=where).text, "bbc"
     return text, "text"
+
+
+def load_documents(dataset, data_dir, split, dev_list=None):
+    """The `split` ("train", "dev", ...) of a classification corpus: `dataset` "newsgroups" (a bydate
+    folder) or "bbc" (BBC News), with its bundled dev list unless `dev_list` names another."""
+    if dataset == "newsgroups":
+        from captioner.data.newsgroups import load_newsgroups
+
+        return load_newsgroups(data_dir, split, dev_list=dev_list)
+    from captioner.data.bbc_news import load_bbc_news
+
+    return load_bbc_news(data_dir, split, dev_list=dev_list)

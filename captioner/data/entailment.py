@@ -1,6 +1,16 @@
 """Entailment pairs for training: SICK (train minus a dev part, trial reported) or SNLI jsonl splits."""
 
 
+def sick_split(path, train_split="TRAIN", dev_fraction=0.1):
+    """{"train", "dev"} pairs of a SICK file's `train_split`: the dev part chosen by md5 of pair_ID
+    (what `captioner train entail --format sick` trains and selects on)."""
+    from captioner.data.sick import load_sick
+    from captioner.data.tsv_pairs import split_by_key
+
+    return split_by_key(load_sick(path, splits=[train_split]), key=lambda p: p.pair_id,
+                        fractions={"dev": dev_fraction})
+
+
 def load_entailment_data(cfg):
     """The splits of `captioner train entail`: (train, dev, eval pairs, eval name, description).
 
@@ -10,12 +20,10 @@ def load_entailment_data(cfg):
     (``data`` the train jsonl, ``dev`` the dev jsonl, ``eval`` the reported one, default dev)."""
     from captioner.data.sick import load_sick, reversed_pairs
     from captioner.data.snli import load_snli
-    from captioner.data.tsv_pairs import split_by_key
     from captioner.errors import InputError
 
     if cfg.format == "sick":
-        parts = split_by_key(load_sick(cfg.data, splits=[cfg.train_split]), key=lambda p: p.pair_id,
-                             fractions={"dev": cfg.dev_fraction})
+        parts = sick_split(cfg.data, cfg.train_split, cfg.dev_fraction)
         desc = {"file": cfg.data, "train": f"{cfg.train_split} minus dev", "dev": f"{cfg.dev_fraction:g} of "
                 f"{cfg.train_split} by md5 of pair_ID", "eval": cfg.eval_split}
         train = parts["train"]

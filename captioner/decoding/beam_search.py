@@ -67,9 +67,8 @@ import dataclasses
 import tensorflow as tf
 
 from captioner.decoding.penalties import length_penalty, normalized_score
-from captioner.decoding.rules import StepView, repeated_ngram_bans  # noqa: F401  (re-exported)
-from captioner.decoding.strategies import (MAX_CONSTRAINTS, BeamStrategy, constraint_sizes,  # noqa: F401
-                                           deadline_per_input)
+from captioner.decoding.rules import StepView
+from captioner.decoding.strategies import BeamStrategy, constraint_sizes
 
 _NEG_INF = float("-inf")
 GRAPH_BOUNDS = {"beam_size": 64, "max_length": 1000}  # checked on tensor settings (exported SavedModels)

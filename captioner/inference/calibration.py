@@ -1,7 +1,8 @@
 """Fitting a classifier's temperature on dev (what `captioner model calibrate` runs).
 
-`dev_probabilities` gives, for a model and its dev data, the probabilities the model's own batch
-path gives (`VQAModel.answer_probabilities`, `entail`, `classify`) and each example's gold class
+`dev_set` gives, for a model and its dev data (`vqa_dev`, `entailment_dev`, `documents_dev`), the
+probabilities the model's own batch path gives (`VQAModel.answer_probabilities`, `entail`,
+`classify`) and each example's gold class
 (-1: a gold answer outside the model's answer list, never right). `calibrate` fits one temperature
 on them (`captioner.metrics.confidence.fit_temperature`, on the examples with a class), sets it on
 the model (composed with any it had), re-chooses a VQA model's "don't know" threshold on the
@@ -38,13 +39,14 @@ class DevSet:
 def _find_images(names, folders):
     """{name: path}: a name that is a path stays; else its file name in one of `folders` (searched
     recursively once). InputError naming the first photo found nowhere."""
-    index = {}
+    from captioner.features.images import list_images
+
     for folder in folders or []:
         if not os.path.isdir(folder):
             raise InputError(f"--images {folder}: not a folder")
-        for root, _, files in os.walk(folder):
-            for f in files:
-                index.setdefault(f, os.path.join(root, f))
+    index = {}
+    for path in list_images(list(folders or [])):  # the photos of the folders, recursed
+        index.setdefault(os.path.basename(path), path)
     out = {}
     for name in names:
         path = name if os.path.isfile(name) else index.get(os.path.basename(name))
@@ -78,15 +80,14 @@ def vqa_dev(model, questions_path, image_folders, batch_size=32, progress=False)
 
 
 def entailment_dev(model, data, snli=False, dev_fraction=0.1, batch_size=64):
-    from captioner.data.sick import LABELS, load_sick
+    from captioner.data.entailment import sick_split
+    from captioner.data.sick import LABELS
     from captioner.data.snli import load_snli
-    from captioner.data.tsv_pairs import split_by_key
 
     if snli:
         pairs, what = load_snli(data, "dev"), "the SNLI dev file"
     else:  # the dev part `captioner train entail --format sick` held out of TRAIN
-        pairs = split_by_key(load_sick(data, splits=["TRAIN"]), key=lambda p: p.pair_id,
-                             fractions={"dev": dev_fraction})["dev"]
+        pairs = sick_split(data, "TRAIN", dev_fraction)["dev"]
         what = f"{dev_fraction:g} of SICK TRAIN by md5 of pair_ID"
     results = model.entail([p.premise for p in pairs], [p.hypothesis for p in pairs], batch_size=batch_size)
     probs = np.array([[r.probabilities[lab] for lab in LABELS] for r in results], np.float64)
@@ -95,11 +96,9 @@ def entailment_dev(model, data, snli=False, dev_fraction=0.1, batch_size=64):
 
 
 def documents_dev(model, data_dir, dataset="newsgroups", dev_list=None, batch_size=64):
-    if dataset == "newsgroups":
-        from captioner.data.newsgroups import load_newsgroups as load
-    else:
-        from captioner.data.bbc_news import load_bbc_news as load
-    docs = load(data_dir, "dev", dev_list=dev_list)
+    from captioner.data.document_reading import load_documents
+
+    docs = load_documents(dataset, data_dir, "dev", dev_list)
     if not docs:
         raise InputError(f"{data_dir}: no dev documents")
     unknown = sorted({d.label for d in docs} - set(model.labels))

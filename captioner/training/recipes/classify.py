@@ -73,13 +73,9 @@ class Config(TrainConfig):
 
 
 def load_documents(cfg, split):
-    if cfg.dataset == "newsgroups":
-        from captioner.data.newsgroups import load_newsgroups
+    from captioner.data.document_reading import load_documents as load
 
-        return load_newsgroups(cfg.data_dir, split, dev_list=cfg.dev_list)
-    from captioner.data.bbc_news import load_bbc_news
-
-    return load_bbc_news(cfg.data_dir, split, dev_list=cfg.dev_list)
+    return load(cfg.dataset, cfg.data_dir, split, cfg.dev_list)
 
 
 class Classify(ClassifierRecipe):
