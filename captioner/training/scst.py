@@ -77,13 +77,20 @@ class CaptionRewards:
     in ruotianluo/self-critical.pytorch's --cider_reward_weight / --bleu_reward_weight.
 
     scorer: a `captioner.metrics.CiderD` (df from all training references); references: one
-    list of tokenized references per training image (row order of the training features)."""
+    list of tokenized references per training image (row order of the training features).
+    Several corpora (CIDEr-D per corpus): `scorer` a list of CiderD (each with its corpus's df) and
+    `groups` (one per row of references) the index of each row's scorer."""
 
-    def __init__(self, scorer, references, vocab_tokens, bleu_weight=0.0):
+    def __init__(self, scorer, references, vocab_tokens, bleu_weight=0.0, groups=None):
         if not 0 <= float(bleu_weight) < float("inf"):
             raise ValueError(f"the BLEU reward weight must be a finite number >= 0, got {bleu_weight}")
-        self.scorer = scorer
-        self.references = [scorer.prepare(refs) for refs in references]  # vectors computed once
+        self.scorers = [scorer] if groups is None else list(scorer)
+        self.groups = np.zeros(len(references), np.int64) if groups is None else np.asarray(groups, np.int64)
+        g = self.groups
+        if len(g) != len(references) or not 0 <= g.min(initial=0) <= g.max(initial=0) < len(self.scorers):
+            raise ValueError(f"groups: one index into the {len(self.scorers)} scorers per row of references "
+                             f"({len(references)} rows)")
+        self.references = [self.scorers[g].prepare(refs) for refs, g in zip(references, self.groups)]  # once
         self.vocab_tokens = list(vocab_tokens)
         self.bleu_weight = float(bleu_weight)
         self.bleu = SentenceBleu(4) if self.bleu_weight else None
@@ -94,7 +101,7 @@ class CaptionRewards:
         out = np.empty(len(ids), np.float32)
         for i, (t, r) in enumerate(zip(ids, rows)):
             words = caption_words(self.vocab_tokens, t)
-            out[i] = self.scorer.score(words, self.references[int(r)])
+            out[i] = self.scorers[self.groups[int(r)]].score(words, self.references[int(r)])
             if self.bleu:
                 out[i] += self.bleu_weight * self.bleu.score(words, self.bleu_references[int(r)])
         return out
@@ -106,8 +113,10 @@ class SelfCriticalCaptioner(keras.Model):
 
     fit batches: ({the decoder's source inputs by name ("annotations": (B, R, D); a video captioner's
     "features": (B, N, D) and "mask": (B, N)), "seed": (B,) int32 (one value)[, "tokens": (B, L) one
-    reference caption of each row when xe_weight > 0]}, rows (B,) int32 the training row (image,
-    clip) of each). Never saved itself: `inference_copy()` is the decoder's."""
+    reference caption of each row when xe_weight > 0][, "start": (B,) int32 each row's first input
+    token instead of <start>: its corpus's style token, for a decoder trained on several corpora]},
+    rows (B,) int32 the training row (image, clip) of each). Never saved itself: `inference_copy()`
+    is the decoder's."""
 
     def __init__(self, captioner, rewards, samples=5, baseline="greedy", max_length=20, temperature=1.0,
                  xe_weight=0.0, **kwargs):
@@ -174,15 +183,24 @@ class SelfCriticalCaptioner(keras.Model):
         return self.captioner({**dict(zip(self.source_names, self.sources(sources))), "tokens": tokens},
                               training=False)
 
-    def sample(self, sources, seed):
+    def sample(self, sources, seed, start=None):
         """K sampled captions per row (one batched call of the Generator): the sources tiled K times
-        (a list; row b*K + k is sample k of row b) and the ids (B*K, T) with <end> then <pad>."""
+        (a list; row b*K + k is sample k of row b) and the ids (B*K, T) with <end> then <pad>.
+        ``start`` (B,): each row's first input token (a style token), None: <start>."""
         tiled = [tf.repeat(x, self.samples, axis=0) for x in self.sources(sources)]  # (B*K, ...) each
         out = self.captioner.generator.search(
-            *tiled, decoding=Decoding(1, 0.0, self.max_length, temperature=self.temperature), seed=seed)
+            *tiled, *self._starts(start, self.samples),
+            decoding=Decoding(1, 0.0, self.max_length, temperature=self.temperature), seed=seed)
         return tiled, out["tokens"][:, 0]  # [(B*K, ...)], (B*K, T)
 
-    def sampling_log_probs(self, sources, sampled):
+    @staticmethod
+    def _starts(start, repeats=1):
+        """The generator's extra start-token input: [] for <start>, else [start (B,) repeated]."""
+        if start is None:
+            return []
+        return [tf.repeat(tf.cast(start, tf.int32), repeats, axis=0)]
+
+    def sampling_log_probs(self, sources, sampled, start=None):
         """Teacher-forced log-probabilities (N, T) of the sampled ids under the distribution they
         were drawn from (inference mode): the softmax over the tokens the generator may write, its
         banned ids (<pad>, <unk>, <start>) left out, at the sampling temperature T (softmax(logits / T):
@@ -191,9 +209,11 @@ class SelfCriticalCaptioner(keras.Model):
         0 but point away from the sampled tokens towards the banned ones, scaled by the baseline:
         with the greedy baseline (most advantages negative) that bias pushed probability into
         <unk>/<pad> and away from <end> until the captions fell apart (on Flickr8k, the greedy
-        captions' training CIDEr-D 0.71 -> below 0.2 in one epoch)."""
+        captions' training CIDEr-D 0.71 -> below 0.2 in one epoch). ``start`` (N,): each row's first
+        input token (None: <start>), as it was sampled."""
         n = tf.shape(sampled)[0]
-        inputs = tf.concat([tf.fill([n, 1], START_ID), sampled[:, :-1]], axis=1)  # (N, T): <start> w1 ..
+        first = tf.fill([n, 1], START_ID) if start is None else tf.reshape(tf.cast(start, tf.int32), [n, 1])
+        inputs = tf.concat([first, sampled[:, :-1]], axis=1)  # (N, T): <start> (or a style token) w1 ..
         logits = tf.cast(self._teacher_forced(sources, inputs), tf.float32)  # (N, T, V)
         banned = self.captioner.generator.banned_ids
         if banned:
@@ -203,11 +223,11 @@ class SelfCriticalCaptioner(keras.Model):
             logits = logits / self.temperature
         return -tf.nn.sparse_softmax_cross_entropy_with_logits(sampled, logits)  # (N, T)
 
-    def reinforce_loss(self, sources, sampled, adv):
+    def reinforce_loss(self, sources, sampled, adv, start=None):
         """-sum(advantage * log p(token)) over the sampled tokens / their number (teacher forcing
         on the samples, inference mode). sources: annotations (N, R, D) or the decoder's sources,
-        sampled (N, T), adv (N,)."""
-        log_p = self.sampling_log_probs(sources, sampled)  # (N, T)
+        sampled (N, T), adv (N,), start (N,) or None."""
+        log_p = self.sampling_log_probs(sources, sampled, start)  # (N, T)
         mask = tf.cast(sampled != PAD_ID, tf.float32)  # the sampled tokens, <end> included
         return -tf.reduce_sum(adv[:, None] * log_p * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
@@ -225,10 +245,11 @@ class SelfCriticalCaptioner(keras.Model):
         inputs, rows = data[0], data[1]
         sources = self.sources(inputs)  # [(B, R, D)] or [(B, N, D), (B, N)]
         seed = tf.cast(inputs["seed"][0], tf.int32)
-        tiled, sampled = self.sample(sources, seed)  # [(B*K, ...)], (B*K, T)
+        start = inputs.get("start")  # (B,) style tokens, or None: <start>
+        tiled, sampled = self.sample(sources, seed, start)  # [(B*K, ...)], (B*K, T)
         if self.baseline == "greedy":
             greedy = self.captioner.generator.search(
-                *sources, decoding=Decoding(1, 0.0, self.max_length))["tokens"][:, 0]  # (B, T)
+                *sources, *self._starts(start), decoding=Decoding(1, 0.0, self.max_length))["tokens"][:, 0]  # (B, T)
         else:
             greedy = tf.zeros([0, self.max_length], tf.int32)
         sample_rewards, greedy_rewards, adv = tf.numpy_function(
@@ -237,7 +258,8 @@ class SelfCriticalCaptioner(keras.Model):
         for t in (sample_rewards, greedy_rewards, adv):
             t.set_shape([None])  # (B*K,), (B,), (B*K,)
         with tf.GradientTape() as tape:
-            loss = self.reinforce_loss(tiled, sampled, adv)
+            tiled_start = None if start is None else self._starts(start, self.samples)[0]
+            loss = self.reinforce_loss(tiled, sampled, adv, tiled_start)
             if self.xe_weight:
                 xe = self.reference_loss(sources, tf.cast(inputs["tokens"], tf.int32))
                 loss = loss + self.xe_weight * xe

@@ -19,8 +19,10 @@ What the task recipe gives: `summary_keys`, `load_init_model()` (-> the init cap
 `init_decoder()` (its trainable decoder), `scst_rows()` (training rows), `scst_inputs(rows)` (the
 decoder's source inputs of those rows, by the decoder's `source_inputs` names),
 `scst_references()` (tokenized references per training row) and `df_references` (every training
-reference, tokenized, for the document frequencies), and `self.examples` (its `CaptionExamples`,
-for --scst-xe-weight). No TensorFlow at import time.
+reference, tokenized, for the document frequencies; per corpus where `scst_groups()` says each row's
+corpus), and `self.examples` (its `CaptionExamples`, for --scst-xe-weight). A decoder trained on
+several corpora samples each row from its corpus's style token (`scst_inputs` gives "start").
+No TensorFlow at import time.
 """
 
 import dataclasses
@@ -112,10 +114,15 @@ class SelfCritical:
         decoder = type(init).from_config(init.get_config())
         decoder.set_weights(init.get_weights())
         t = time.perf_counter()
-        rewards = CaptionRewards(CiderD(self.df_references), self.scst_references(), self.vocab.tokens,
-                                 bleu_weight=c.scst_bleu_weight)
+        groups = self.scst_groups()
+        if groups is None:  # one df over every training reference
+            scorer, sets = CiderD(self.df_references), len(self.df_references)
+        else:  # CIDEr-D per corpus: each corpus's df from its own references
+            scorer, sets = [CiderD(refs) for refs in self.df_references], sum(map(len, self.df_references))
+        rewards = CaptionRewards(scorer, self.scst_references(), self.vocab.tokens,
+                                 bleu_weight=c.scst_bleu_weight, groups=groups)
         log.info("%s reward: df of %d training references' sets, %d rows' references prepared in %.1f s",
-                 self.reward_name, len(self.df_references), self.scst_rows(), time.perf_counter() - t)
+                 self.reward_name, sets, self.scst_rows(), time.perf_counter() - t)
         return SelfCriticalCaptioner(decoder, rewards, samples=c.scst_samples, baseline=c.scst_baseline,
                                      max_length=c.max_length, temperature=c.scst_temperature,
                                      xe_weight=c.scst_xe_weight)
@@ -177,6 +184,12 @@ class SelfCritical:
 
     def row_name(self, row):
         return str(row)
+
+    def scst_groups(self):
+        """None: one CIDEr-D (df from every training reference, `df_references` a list of reference
+        sets); or the corpus index of each training row, and `df_references` one list per corpus
+        (rewards by CIDEr-D per corpus)."""
+        return None
 
     # -- what the card says -------------------------------------------------------------------
     def metrics_before(self):

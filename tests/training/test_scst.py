@@ -59,6 +59,26 @@ def test_rewards_are_cider_d_plus_the_weighted_sentence_bleu():
         CaptionRewards(scorer, refs, VOCAB.tokens, bleu_weight=-1)
 
 
+def test_rewards_per_corpus_score_each_row_with_its_corpus_df():
+    """Several corpora: each row's CIDEr-D uses its own corpus's document frequencies."""
+    from captioner.metrics import CiderD
+    from captioner.training.scst import CaptionRewards
+
+    refs = [[["a", "red", "square"]], [["a", "red", "circle"]], [["a", "blue", "circle"]]]
+    groups = [0, 0, 1]
+    scorers = [CiderD(refs[:2]), CiderD(refs[2:] + [[["a", "red", "square"]]])]
+    ids = np.array([[4, 5, 7, END_ID], [4, 6, 8, END_ID], [4, 5, 7, END_ID]], np.int32)
+    rows = np.array([0, 2, 1])
+    got = CaptionRewards(scorers, refs, VOCAB.tokens, groups=groups)(ids, rows)
+    words = [caption_words(VOCAB.tokens, t) for t in ids]
+    want = [scorers[groups[r]].score(w, refs[r]) for w, r in zip(words, rows)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    one_df = CaptionRewards(CiderD(refs), refs, VOCAB.tokens)(ids, rows)
+    assert not np.allclose(got, one_df)  # the df differs per corpus, so the rewards do
+    with pytest.raises(ValueError, match="one index into the 2 scorers"):
+        CaptionRewards(scorers, refs, VOCAB.tokens, groups=[0, 2, 1])
+
+
 def _decoder(seed=0):
     import keras
 

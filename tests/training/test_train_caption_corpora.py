@@ -127,6 +127,42 @@ def test_fit_styles_lets_each_photo_take_its_corpus_style(two_corpora, tmp_path)
     assert [json.loads(line)["style"] for line in out.read_text().splitlines()] == ["flickr8k", "flickr8k", "web", "web"]
 
 
+def test_scst_on_two_corpora_samples_each_photo_in_its_style(two_corpora, tmp_path, monkeypatch):
+    """`train caption --scst --corpus ... --corpus ...`: every training photo is sampled from its own
+    corpus's style token and rewarded by CIDEr-D with its own corpus's document frequencies; selection
+    on the mean dev CIDEr; the saved model still writes both styles."""
+    from captioner.training.scst import CaptionRewards, SelfCriticalCaptioner
+
+    run, flickr, web = two_corpora
+    starts, groups = [], []
+    sample = SelfCriticalCaptioner.sample
+    monkeypatch.setattr(SelfCriticalCaptioner, "sample", lambda self, sources, seed, start=None: (
+        starts.append(start), sample(self, sources, seed, start))[1])
+    init = CaptionRewards.__init__
+    monkeypatch.setattr(CaptionRewards, "__init__", lambda self, *a, **k: (groups.append(k.get("groups")),
+                                                                            init(self, *a, **k))[1])
+    out = tmp_path / "scst"
+    argv = ["train", "caption", "--scst", "--init-model", str(run / "model.keras"),
+            "--corpus", f"flickr8k:{flickr}", "--corpus", f"img2dataset:{web}:train=00000:dev=00001",
+            "--features", str(run.parent / "features.h5"), "--output-dir", str(out), "--batch-size", "8",
+            "--beam-size", "2", "--max-length", "8", "--scst-samples", "2", "--epochs", "1", "--final-eval-beams", "1"]
+    assert main(argv) == 0
+    model = keras.models.load_model(out / "model.keras")
+    styles = model.decoder.styles
+    assert starts and all(s is not None for s in starts)  # traced with the start input: never <start>
+    (grouping,) = groups
+    assert sorted(set(grouping.tolist())) == [0, 1] and (np.asarray(grouping) == 1).sum() == 12
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {"dev_flickr8k_CIDEr", "dev_web_CIDEr", "dev_CIDEr"} <= set(metrics["before_scst"])
+    assert {"flickr8k_beam_1", "web_beam_1"} <= set(metrics)
+    assert styles == {"flickr8k": len(model.vocabulary) - 2, "web": len(model.vocabulary) - 1}
+    image = sorted(str(p) for p in (web / "00001").glob("*.jpg"))[0]
+    assert "<" not in model.caption([image], style="web")[0].text
+    bad = [*argv[:5], "--corpus", f"img2dataset:{web}:train=00000:dev=00001:style=news", *argv[7:]]
+    bad[bad.index("--output-dir") + 1] = str(tmp_path / "bad")
+    assert main(bad) == 2
+
+
 def test_neither_data_dir_nor_corpus_is_one_line(tmp_path, capsys):
     assert main(["train", "caption", "--features", str(tmp_path / "f.h5"), "--output-dir", str(tmp_path / "run"),
                  *TINY_CAPTION, "--epochs", "1"]) == 2

@@ -7,7 +7,9 @@ data, features, decoding and export. What is the image captioner's own:
 * the decoder, its vocabulary and its backbone are --init-model's, an `ImageCaptioner` whose
   decoder is one `CaptionDecoderModel` (an ensemble is decoded, not trained);
 * the rows are the training images, their inputs the cached annotations;
-* the reward's document frequencies come from every reference of the training split (before --limit).
+* the reward's document frequencies come from every reference of the training split (before --limit);
+  with several --corpus, CIDEr-D per corpus (each corpus's df from its references) and each image
+  sampled from its corpus's style token.
 """
 
 import logging
@@ -25,7 +27,18 @@ class CaptionSCST(SelfCritical, Caption):
 
     def before_data(self, trainer, train):
         self.init_model()
-        self.df_references = tokenized_references(train.captions[p] for p in train.image_paths)
+        if not self.corpora:
+            self.df_references = tokenized_references(train.captions[p] for p in train.image_paths)
+            return
+        from captioner.errors import InputError
+
+        styles = sorted(getattr(self.init.decoder, "styles", {}) or {})
+        if sorted(self.styles) != styles:
+            raise InputError(f"--init-model {self.cfg.init_model} writes the styles {styles or 'none'}, but the "
+                             f"--corpus specs are {sorted(self.styles)}: give the corpora it was trained on")
+        corpus = train.metadata["corpus"]  # CIDEr-D per corpus: each corpus's df from its own references
+        self.df_references = [tokenized_references(train.captions[p] for p in train.image_paths if corpus[p] == i)
+                              for i in range(len(self.corpora))]
 
     def decoder_kind(self):
         return self.init.decoder.kind
@@ -73,7 +86,24 @@ class CaptionSCST(SelfCritical, Caption):
         return len(self.train_feats)
 
     def scst_inputs(self, rows):
-        return {"annotations": self.train_feats[rows]}
+        inputs = {"annotations": self.train_feats[rows]}
+        if self.corpora:  # each row sampled from its corpus's style token
+            inputs["start"] = self.style_ids[self.scst_groups()[rows]]
+        return inputs
+
+    def scst_groups(self):
+        """The corpus index of each training row (several corpora), else None."""
+        if not self.corpora:
+            return None
+        if not hasattr(self, "_groups"):
+            import numpy as np
+
+            from captioner.data.caption_corpora import style_token
+
+            corpus = self.train_set.metadata["corpus"]
+            self._groups = np.array([corpus[p] for p in self.train_set.image_paths], np.int64)
+            self.style_ids = np.array([self.vocab.token_to_id(style_token(s)) for s in self.styles], np.int32)
+        return self._groups
 
     def scst_references(self):
         return tokenized_references(self.train_set.captions[p] for p in self.train_set.image_paths)  # rows trained on

@@ -53,11 +53,6 @@ class Caption(Recipe):
         from captioner.training.caption_data import CaptionExamples, extract_missing
 
         cfg = self.cfg
-        if self.corpora and getattr(cfg, "scst", False):
-            from captioner.errors import InputError
-
-            raise InputError("--scst with --corpus: self-critical training of a several-corpora captioner is not "
-                             "built yet; train it with cross-entropy")
         self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
         self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
         train, dev = self._split(cfg.train_split), self._split(self.dev_split)
