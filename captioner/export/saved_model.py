@@ -15,6 +15,10 @@ Signatures (see `saved_model_cli show --all`):
 * ``caption_with_settings(images, beam_size, alpha, max_length)``: the same with the three
   settings as scalar inputs (``loaded.caption(images, beam_size=...)`` from Python).
 * ``caption_pixels(pixels, beam_size, alpha, max_length)``: uint8 (B, H, W, 3) at the input size.
+* A captioner trained on several corpora (style tokens) takes one more scalar string input in
+  both: ``style``, "" for its saved default, a style name ("flickr8k", "web") or "auto" (each photo
+  its nearest corpus, where `captioner model fit-styles` fitted the choice); another name fails
+  the call with the styles there are.
 
 Outputs: ``caption`` string (B,), ``score`` float (B,) (log_prob / length**alpha),
 ``log_prob`` (B,), ``length`` int32 (B,) (words + <end>), ``words`` string (B, T) ("" after the
@@ -101,29 +105,32 @@ class CaptionerModule(tf.Module):
         defaults = (tf.constant(model.beam_size), tf.constant(model.alpha, tf.float32),
                     tf.constant(model.max_length))
         h, w = self.input_size
+        # a captioner of several corpora takes the style per request: "" (its default), a name, "auto"
+        styles = [tf.TensorSpec((), tf.string, name="style")] if model.styles else []
+        no_style = tf.constant("")
 
-        def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+        def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2], style=no_style):
             pixels = tf.map_fn(lambda data: decode_image(data, (h, w)), images,
                                fn_output_signature=tf.TensorSpec((h, w, 3), tf.uint8))  # (B, h, w, 3)
-            return self._caption(pixels, beam_size, alpha, max_length)
+            return self._caption(pixels, beam_size, alpha, max_length, style)
 
-        def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
-            return self._caption(pixels, beam_size, alpha, max_length)
+        def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2], style=no_style):
+            return self._caption(pixels, beam_size, alpha, max_length, style)
 
         self.caption = tf.function(caption, input_signature=[tf.TensorSpec((None,), tf.string, name="images")]
-                                   + _scalar_specs(), autograph=False)
+                                   + _scalar_specs() + styles, autograph=False)
         self.caption_pixels = tf.function(
             caption_pixels, input_signature=[tf.TensorSpec((None, h, w, 3), tf.uint8, name="pixels")]
-            + _scalar_specs(), autograph=False)
+            + _scalar_specs() + styles, autograph=False)
         # serving_default: the images alone, at the model's settings (what TF Serving and a Python
         # caller of `signatures["serving_default"](images=...)` expect); the settings: caption_with_settings
         self.caption_images = tf.function(lambda images: caption(images), autograph=False,
                                           input_signature=[tf.TensorSpec((None,), tf.string, name="images")])
 
-    def _caption(self, pixels, beam_size, alpha, max_length):
+    def _caption(self, pixels, beam_size, alpha, max_length, style):
         model = self._model
         features = model.features(pixels)  # (B, R, C) or (B, P)
-        start = model.graph_start_tokens(features)  # a several-corpora captioner's style token, else None
+        start = model.graph_start_tokens(features, style)  # a several-corpora captioner's style token, else None
         inputs = (features,) if start is None else (features, start)
         out = model.decoder.generator.search(*inputs, decoding=Decoding(beam_size, alpha, max_length))
         hypotheses = _texts(model.vocabulary, out["tokens"])  # (B, K)

@@ -117,15 +117,28 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length),
                                       self.graph_start_tokens(features))
 
-    def graph_start_tokens(self, features):
-        """int32 (B,) first input tokens of `features` in the model's default style, in a TensorFlow
-        graph (`call`, the exported SavedModel); None for a captioner of one corpus (<start>).
-        "auto": each photo's nearest corpus (the same choice as `start_tokens`)."""
-        if self.style == "auto":
+    def graph_start_tokens(self, features, style=None):
+        """int32 (B,) first input tokens of `features` in a TensorFlow graph (`call`, the exported
+        SavedModel); None for a captioner of one corpus (<start>). ``style``: None for the model's
+        default style, or a scalar string tensor (a per-request input): "" for the default, a style
+        name, or "auto" (each photo's nearest corpus, the same choice as `start_tokens`) where a
+        chooser was fitted; any other string fails the graph with the styles there are."""
+        if style is None or not self.styles:
+            return self._graph_start(features, self.style)
+        names = ["", *self.styles] + (["auto"] if self.style_chooser_config else [])
+        options = tf.stack([self._graph_start(features, name or self.style) for name in names])  # (N, B)
+        matches = tf.equal(tf.constant(names), style)  # (N,)
+        check = tf.debugging.Assert(tf.reduce_any(matches), [
+            tf.constant(f"style: this captioner writes {', '.join(names[1:])} ('' = its default); got"), style])
+        with tf.control_dependencies([check]):
+            return tf.gather(options, tf.argmax(tf.cast(matches, tf.int32)))  # (B,)
+
+    def _graph_start(self, features, style):
+        if style == "auto":
             pooled = tf.reduce_mean(features, axis=1) if features.shape.rank == 3 else features
             chooser = self.style_chooser()
             return chooser.choose_in_graph(pooled, [self.decoder.styles[s] for s in chooser.styles])
-        start = self.decoder.style_tokens(self.style, 1)
+        start = self.decoder.style_tokens(style, 1)
         return None if start is None else tf.fill(tf.shape(features)[:1], int(start[0]))  # (B,)
 
     def generate(self, pixels, beam_size=None, alpha=None, max_length=None, style=None):

@@ -502,9 +502,10 @@ def create_app(models, limits=None, batchers=None):
         key = settings(model, number(fields, "beam_size", int), number(fields, "alpha", float),
                        number(fields, "max_length", int))
         style = fields.get("style") or None
-        if style is not None and (not isinstance(style, str) or style not in model.styles):
+        styles = model.styles + (["auto"] if model.style_chooser() is not None else [])
+        if style is not None and (not isinstance(style, str) or style not in styles):
             raise HTTPError(422, f"style {style!r}: this captioner writes "
-                                 f"{', '.join(model.styles) if model.styles else 'one style (it has no styles)'}")
+                                 f"{', '.join(styles) if styles else 'one style (it has no styles)'}")
         result = await batchers["caption"].submit((pixels, (*key, style)))
         grid = list(model.grid_shape) if model.feature == "grid" else [1, 1]
         return {"caption": result.text, "score": result.score,

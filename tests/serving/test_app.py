@@ -173,6 +173,12 @@ def test_the_bundled_models_answer():
         assert r.status_code == 200
         want = models["caption"][0].caption([str(SAMPLES / "cat.jpg")], objects=True)[0]  # tags, as `captioner caption`
         assert r.json()["caption"] == want.text and r.json()["objects"] == want.objects
+        for style in ("web", "flickr8k", "auto"):  # the default captioner's styles, per request
+            r = client.post("/v1/caption", files={"image": open(SAMPLES / "cat.jpg", "rb")}, data={"style": style})
+            want = models["caption"][0].caption([str(SAMPLES / "cat.jpg")], objects=True, style=style)[0]
+            assert r.status_code == 200 and r.json()["caption"] == want.text, style
+        r = client.post("/v1/caption", files={"image": open(SAMPLES / "cat.jpg", "rb")}, data={"style": "news"})
+        assert r.status_code == 422 and "flickr8k, web, auto" in r.json()["error"]
         r = client.post("/v1/translate", json={"text": "A dog runs on the beach."})
         assert r.json()["translation"] == models["translate"][0].translate(["A dog runs on the beach."])[0].text
         r = client.post("/v1/entail", json={"premise": "A man is playing a guitar.",

@@ -120,8 +120,15 @@ def test_fit_styles_lets_each_photo_take_its_corpus_style(two_corpora, tmp_path)
 
     export_saved_model(model, tmp_path / "saved")  # the SavedModel chooses the style in its graph too
     loaded = tf.saved_model.load(str(tmp_path / "saved"))
-    out = loaded.caption(tf.constant([open(p, "rb").read() for p in photos]))
+    images = tf.constant([open(p, "rb").read() for p in photos])
+    out = loaded.caption(images)
     assert [c.decode() for c in out["caption"].numpy()] == [c.text for c in captions]
+    for style in ("flickr8k", "web", "auto", ""):  # the style per request, as the Python path writes it
+        out = loaded.caption(images, style=tf.constant(style))
+        want = [c.text for c in model.caption(photos, style=style or None)]
+        assert [c.decode() for c in out["caption"].numpy()] == want, style
+    with pytest.raises(tf.errors.InvalidArgumentError, match="writes flickr8k, web, auto"):
+        loaded.caption(images, style=tf.constant("news"))
     out = tmp_path / "rows.jsonl"
     assert main(["caption", *photos, "--model", str(path), "--output", str(out), "--no-objects"]) == 0
     assert [json.loads(line)["style"] for line in out.read_text().splitlines()] == ["flickr8k", "flickr8k", "web", "web"]
