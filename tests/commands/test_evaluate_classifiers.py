@@ -1,17 +1,14 @@
 """`captioner evaluate vqa|entail|classify` (issues 69/70): a classifier's dev figures through its batch path."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
 from captioner.cli import main
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-from test_entailment import _model as tiny_entailment  # noqa: E402
-from test_vqa_model import ANSWERS, random_image, tiny_vqa_model  # noqa: E402
+from support.tiny_classifiers import VQA_ANSWERS as ANSWERS
+from support.tiny_classifiers import random_image, tiny_entailment, tiny_vqa_model
 
 
 def test_evaluate_vqa_reports_accuracy_per_type_ece_and_dont_know(tmp_path, capsys):

@@ -2,7 +2,6 @@
 the model; `captioner model calibrate` fits T on dev rows and re-chooses a VQA model's "don't know"."""
 
 import json
-import sys
 
 import keras
 import numpy as np
@@ -13,9 +12,8 @@ from captioner.cli import main
 from captioner.metrics.confidence import temper
 from captioner.models.vqa_model import VQAModel
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "models"))
-from test_entailment import _model as tiny_entailment  # noqa: E402
-from test_vqa_model import ANSWERS, random_image, tiny_vqa_model  # noqa: E402
+from support.tiny_classifiers import VQA_ANSWERS as ANSWERS
+from support.tiny_classifiers import random_image, tiny_entailment, tiny_vqa_model
 
 
 def test_a_temperature_scales_the_logits_keeps_the_argmax_and_is_saved(tmp_path):

@@ -11,14 +11,9 @@ from captioner.models.entailment import (LABELS, EntailmentClassifier, Entailmen
                                          pair_features)
 from captioner.text import Vocabulary
 from support import fresh_python
+from support.tiny_classifiers import ENTAILMENT_WORDS, tiny_entailment
 
-WORDS = ("a", "man", "woman", "is", "not", "playing", "singing", "there", "no", "guitar")
-
-
-def _model(seed=0, **kw):
-    keras.utils.set_random_seed(seed)
-    v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
-    return EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8, dropout=0.0, **kw)
+WORDS, _model = ENTAILMENT_WORDS, tiny_entailment
 
 
 def test_pair_features_hand_worked():

@@ -9,25 +9,10 @@ from PIL import Image
 from captioner.errors import InputError
 from captioner.layers.stacked_attention import StackedAttention
 from captioner.models.vqa_classifier import VQAClassifier
-from captioner.models.vqa_model import VQAModel
-from captioner.text.vocabulary import Vocabulary
-from support.backbones import tiny_backbone
 from support import fresh_python
+from support.tiny_classifiers import VQA_ANSWERS, VQA_WORDS, random_image, tiny_vqa_model
 
-WORDS = ["what", "color", "is", "the", "shape", "there", "a", "red", "blue", "circle"]
-ANSWERS = ["red", "blue", "yes", "no"]
-
-
-def tiny_vqa_model(kind="attention", hops=2, seed=0):
-    backbone = tiny_backbone(channels=8, two_layers=False, seed=seed)  # 32x32 -> (4, 4, 8)
-    vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple(WORDS))
-    classifier = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind=kind, hops=hops,
-                               embedding_dim=6, units=10, attention_units=7, dropout=0.0)
-    return VQAModel(backbone, classifier, vocab, ANSWERS, max_question_length=12)
-
-
-def random_image(seed=0, size=32):
-    return np.random.default_rng(seed).integers(0, 256, (size, size, 3)).astype(np.uint8)
+WORDS, ANSWERS = VQA_WORDS, VQA_ANSWERS
 
 
 LOAD_AND_ANSWER = """
