@@ -11,7 +11,15 @@ start-up; a request can never name a file to load):
   POST /v1/classify   JSON {"text", "format": auto|post|bbc|text} -> {"label", "probabilities", "read_as",
                       "sentences", "sentence_weights", "truncated"}
   POST /v1/summarize  JSON {"text"} (an article), optional beam_size, alpha, max_length -> {"headline", "score"}
+  POST /v1/transliterate  JSON {"text"} (romanized), optional beam_size, alpha -> {"text", "words", "warnings"}
+  POST /v1/respond    JSON {"turns": [{"speaker": USER|SYSTEM, "utterance"}, ...]}, optional beam_size, alpha,
+                      max_length -> {"response", "score", "hypotheses", "turn_attention"}
+  POST /v1/generate   JSON {"prompt", "temperature", "top_k", "length", "seed", "num_samples", "beam_size"}
+                      (all optional) -> {"continuations"}
   GET  /healthz       the models and the batches run;   GET /docs, /openapi.json: the API
+
+Video captioning and activities are not served: a video is a file of minutes to decode and sample
+frames from (`captioner video` reads files and folders in batch).
 
 Requests that arrive together are batched into one model call (--max-batch, --max-wait-ms);
 --max-queue waiting requests per task, then 503. Captions are pipelined: the backbone runs on
@@ -27,13 +35,14 @@ import sys
 
 def register(subparsers):
     p = subparsers.add_parser("serve", help="serve the models over HTTP (FastAPI): caption, translate, entail, ask, "
-                              "classify, summarize",
+                              "classify, summarize, transliterate, respond, generate",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--models", nargs="+", default=None, metavar="TASK[=PATH]",
-                   help="tasks to serve (caption, translate, entail, ask, classify, summarize), each with the "
-                        "bundled model or TASK=PATH to a .keras file (default: all six bundled models)")
+                   help="tasks to serve (caption, translate, entail, ask, classify, summarize, transliterate, respond, "
+                        "generate), each with the bundled model or TASK=PATH to a .keras file (default: all nine "
+                        "bundled defaults)")
     p.add_argument("--max-batch", type=int, default=32, help="requests per model call (default 32)")
     p.add_argument("--max-wait-ms", type=float, default=5.0,
                    help="how long a request waits for others to share its model call (default 5)")

@@ -31,7 +31,9 @@ from captioner.serving.batcher import Batcher, QueueFull
 
 log = logging.getLogger(__name__)
 
-TASKS = ("caption", "translate", "entail", "ask", "classify", "summarize")  # each with its default from captioner.bundled
+# each with its default from captioner.bundled; not served: video captioning and activities (a video
+# upload is a file of minutes to decode with its own frame sampling: `captioner video` reads files)
+TASKS = ("caption", "translate", "entail", "ask", "classify", "summarize", "transliterate", "respond", "generate")
 
 
 def default_model_path(task):
@@ -82,6 +84,10 @@ def load_models(spec):
         "classify": ("captioner.models.document_classifier", ("DocumentClassifier", "DocumentEnsemble"),
                      "a document classifier"),
         "summarize": ("captioner.models.seq2seq_ensemble", ("Seq2Seq", "Seq2SeqEnsemble"), "a headline model"),
+        "transliterate": ("captioner.models.seq2seq_ensemble", ("Seq2Seq", "Seq2SeqEnsemble"),
+                          "a transliteration model"),
+        "respond": ("captioner.models.dialogue_responder", "DialogueResponder", "a dialogue model"),
+        "generate": ("captioner.models.language_model", "LanguageModel", "a language model"),
     }
     import importlib
 
@@ -95,7 +101,11 @@ def load_models(spec):
         module = importlib.import_module(module)
         classes = tuple(getattr(module, n) for n in ((names,) if isinstance(names, str) else names))
         path = str(path or default_model_path(task))
-        out[task] = (load_model_file(path, classes, what), path)
+        model = load_model_file(path, classes, what)
+        if task == "transliterate" and not model.source_tokenizer.get("chars"):
+            raise InputError(f"--models transliterate={path}: a word-level translation model, not a "
+                             "transliteration model (characters in, characters out)")
+        out[task] = (model, path)
     return out
 
 
@@ -185,17 +195,45 @@ def caption_batch(model):
 
 
 def translate_batch(model):
+    """items [(text, (beam_size, alpha, max_length))] -> [Translation] (a headline: its article's)."""
+    return grouped(lambda texts, s: model.translate(texts, beam_size=s[0], alpha=s[1], max_length=s[2]))
+
+
+def grouped(run_group):
+    """A batch function over items [(input, settings)]: the items of equal settings in one call,
+    `run_group([inputs], settings) -> [results]`; results in the items' order."""
     def run(items):
         results = [None] * len(items)
         groups = {}
         for i, (_, settings) in enumerate(items):
             groups.setdefault(settings, []).append(i)
         for settings, idx in groups.items():
-            beam_size, alpha, max_length = settings
-            for i, t in zip(idx, model.translate([items[i][0] for i in idx], beam_size=beam_size, alpha=alpha,
-                                                 max_length=max_length)):
-                results[i] = t
+            for i, r in zip(idx, run_group([items[i][0] for i in idx], settings)):
+                results[i] = r
         return results
+    return run
+
+
+def transliterate_batch(model):
+    """items [(line, (beam_size, alpha))] -> [LineResult], as `captioner transliterate` writes them (one
+    word cache for the server's life, bounded as the command's)."""
+    from captioner.inference.transliteration import transliterate_text
+
+    cache = {}
+    return grouped(lambda lines, s: transliterate_text(model, lines, beam_size=s[0], alpha=s[1], cache=cache))
+
+
+def respond_batch(model):
+    """items [([(speaker, utterance)], (beam_size, alpha, max_length))] -> [Response]."""
+    return grouped(lambda contexts, s: model.respond(contexts, beam_size=s[0], alpha=s[1], max_length=s[2]))
+
+
+def generate_batch(model):
+    """items [(prompt, (length, temperature, top_k, seed, num_samples, beam_size))] -> [[texts]]: one
+    prompt per model call (the prompt's own length; a call samples its num_samples together)."""
+    def run(items):
+        return [model.generate(prompt, length=s[0], temperature=s[1], top_k=s[2], seed=s[3], num_samples=s[4],
+                               beam_size=s[5]) for prompt, s in items]
     return run
 
 
@@ -227,7 +265,8 @@ def classify_batch(model):
 
 # a headline is a translation of its article: the same batch of Seq2Seq searches, grouped by settings
 BATCH_FUNCTIONS = {"caption": caption_stages, "translate": translate_batch, "entail": entail_batch, "ask": ask_batch,
-                   "classify": classify_batch, "summarize": translate_batch}
+                   "classify": classify_batch, "summarize": translate_batch, "transliterate": transliterate_batch,
+                   "respond": respond_batch, "generate": generate_batch}
 
 
 # ----------------------------------------------------------------------------- body size
@@ -629,6 +668,94 @@ def create_app(models, limits=None, batchers=None):
                                                                     body.max_length)))
         return {"headline": result.text, "score": result.score}
 
+    class TransliterateRequest(BaseModel):
+        text: str
+        beam_size: StrictInt | None = None
+        alpha: Number | None = None
+
+    class TransliterateResponse(BaseModel):
+        text: str
+        words: list[dict] = Field(description="each Latin word read: its source and the model's candidates "
+                                              "[[text, score]], best first")
+        warnings: list[str]
+
+    @app.post("/v1/transliterate", response_model=TransliterateResponse,
+              summary="Romanized text -> native script, word by word (as `captioner transliterate`)")
+    async def transliterate(body: TransliterateRequest):
+        model = model_of("transliterate")
+        text = text_field("text", body.text)
+        beam_size, alpha, _ = settings(model, body.beam_size, body.alpha, None)
+        result = await batchers["transliterate"].submit((text, (beam_size, alpha)))
+        return {"text": result.text, "warnings": result.warnings,
+                "words": [{"source": w, "candidates": [[t, float(sc)] for t, sc in hyps]} for w, hyps in result.words]}
+
+    class Turn(BaseModel):
+        speaker: str = Field(description="USER or SYSTEM")
+        utterance: str
+
+    class RespondRequest(BaseModel):
+        turns: list[Turn] = Field(description="the dialogue so far, oldest first")
+        beam_size: StrictInt | None = None
+        alpha: Number | None = None
+        max_length: StrictInt | None = None
+
+    class RespondResponse(BaseModel):
+        response: str
+        score: float
+        hypotheses: list[dict]
+        turn_attention: list[float] = Field(description="mean attention over the turns read, oldest first")
+
+    @app.post("/v1/respond", response_model=RespondResponse,
+              summary="The next SYSTEM turn of a dialogue (as `captioner respond`)")
+    async def respond(body: RespondRequest):
+        model = model_of("respond")
+        if not body.turns or len(body.turns) > 100:
+            raise HTTPError(400, f"turns: give 1 to 100 turns, got {len(body.turns)}")
+        turns = []
+        for i, turn in enumerate(body.turns):
+            if turn.speaker not in ("USER", "SYSTEM"):
+                raise HTTPError(400, f"turns[{i}].speaker: USER or SYSTEM, got {turn.speaker[:20]!r}")
+            turns.append((turn.speaker, text_field(f"turns[{i}].utterance", turn.utterance)))
+        key = settings(model, body.beam_size, body.alpha, body.max_length)
+        result = await batchers["respond"].submit((turns, key))
+        return {"response": result.text, "score": result.score,
+                "hypotheses": [{"response": t, "score": sc} for t, sc in result.hypotheses],
+                "turn_attention": _round(result.turn_attention.mean(0), 4)}
+
+    class GenerateRequest(BaseModel):
+        prompt: str = ""
+        temperature: Number = 1.0
+        top_k: StrictInt = 0
+        length: StrictInt | None = Field(None, description="tokens (default: 300 characters / 30 words)")
+        seed: StrictInt = 0
+        num_samples: StrictInt = 1
+        beam_size: StrictInt = 1
+
+    class GenerateResponse(BaseModel):
+        continuations: list[str]
+
+    @app.post("/v1/generate", response_model=GenerateResponse,
+              summary="Continue a prompt with a language model (as `captioner generate`)")
+    async def generate(body: GenerateRequest):
+        model = model_of("generate")
+        prompt = text_field("prompt", body.prompt) if body.prompt else ""
+        length = (300 if model.level == "char" else 30) if body.length is None else body.length
+        most = 2000 if model.level == "char" else 200
+        checks = [(0 <= body.temperature <= 5, "temperature must be 0..5"),
+                  (0 <= body.top_k <= len(model.vocabulary), f"top_k must be 0..{len(model.vocabulary)}"),
+                  (1 <= length <= most, f"length must be 1..{most}"), (1 <= body.num_samples <= 10, "num_samples must be 1..10"),
+                  (1 <= body.beam_size <= limits.max_beam_size, f"beam_size must be 1..{limits.max_beam_size}"),
+                  (0 <= body.seed < 2**31, "seed must be 0..2**31-1")]
+        for ok, message in checks:
+            if not ok:
+                raise HTTPError(422, message)
+        try:
+            model.prompt_ids(prompt)  # a character the model does not know: its error, before the queue
+        except InputError as exc:
+            raise HTTPError(400, f"prompt: {exc}") from None
+        key = (length, float(body.temperature), body.top_k, body.seed, body.num_samples, body.beam_size)
+        return {"continuations": await batchers["generate"].submit((prompt, key))}
+
     @app.get("/healthz", summary="Liveness, the models loaded and the batches run so far")
     async def healthz():
         return {"status": "ok", "models": {task: Path(path).name for task, (_, path) in models.items()},
@@ -659,3 +786,7 @@ def warm_up(models):
         elif task == "ask":
             h, w = model.input_size
             ask_batch(model)([(np.zeros((h, w, 3), np.uint8), "what", model.encode_question("what"))])
+        elif task == "transliterate":
+            transliterate_batch(model)([("a", (model.beam_size, model.alpha))])
+        elif task == "respond":
+            respond_batch(model)([([("USER", "hello")], (model.beam_size, model.alpha, model.max_length))])

@@ -157,9 +157,9 @@ def test_serve_command_defaults_and_models_option():
     args = build_parser().parse_args(["serve"])
     assert args.host == "127.0.0.1" and args.port == 8000
     assert parse_models(None) == {"caption": None, "translate": None, "entail": None, "ask": None, "classify": None,
-                                  "summarize": None}
+                                  "summarize": None, "transliterate": None, "respond": None, "generate": None}
     assert parse_models(["caption=m.keras", "entail"]) == {"caption": "m.keras", "entail": None}
-    for bad in (["respond"], ["caption", "caption=x.keras"]):
+    for bad in (["video"], ["caption", "caption=x.keras"]):
         with pytest.raises(InputError):
             parse_models(bad)
 
@@ -208,6 +208,39 @@ def test_the_bundled_models_answer():
             r = client.post(f"/v1/{task}", content=b'{"text": "a post \\ud800 about bikes"}',
                             headers={"content-type": "application/json"})
             assert r.status_code == 400 and "surrogate" in r.json()["error"], (task, r.text)
+
+
+@pytest.mark.slow
+def test_the_bundled_text_generators_answer_as_their_commands():
+    """/v1/transliterate, /v1/respond and /v1/generate on the bundled models: the answers of
+    `captioner transliterate`, `respond` and `generate` for the same input and settings."""
+    from captioner.inference.transliteration import transliterate_text
+
+    models = load_models(dict.fromkeys(("transliterate", "respond", "generate")))
+    warm_up(models)
+    with TestClient(create_app(models)) as client:
+        model = models["transliterate"][0]
+        r = client.post("/v1/transliterate", json={"text": "namaste, aap kaise hain?"})
+        want = transliterate_text(model, ["namaste, aap kaise hain?"])[0]
+        assert r.status_code == 200 and r.json()["text"] == want.text and not want.text.isascii()
+        assert [w["source"] for w in r.json()["words"]] == ["namaste", "aap", "kaise", "hain"]
+        r = client.post("/v1/transliterate", json={"text": "नमस्ते"})  # nothing Latin: copied, with a warning
+        assert r.status_code == 200 and r.json()["text"] == "नमस्ते" and r.json()["warnings"]
+        model = models["respond"][0]
+        turns = [{"speaker": "USER", "utterance": "I want to book a table for two."}]
+        r = client.post("/v1/respond", json={"turns": turns, "beam_size": 2})
+        want = model.respond([[("USER", "I want to book a table for two.")]], beam_size=2)[0]
+        assert r.status_code == 200 and r.json()["response"] == want.text and len(r.json()["turn_attention"]) == 1
+        assert client.post("/v1/respond", json={"turns": []}).status_code == 400
+        assert client.post("/v1/respond", json={"turns": [{"speaker": "BOT", "utterance": "hi"}]}).status_code == 400
+        model = models["generate"][0]
+        body = {"prompt": "a dog", "temperature": 0.8, "seed": 3, "num_samples": 2, "length": 12}
+        r = client.post("/v1/generate", json=body)
+        want = model.generate("a dog", length=12, temperature=0.8, seed=3, num_samples=2)
+        assert r.status_code == 200 and r.json()["continuations"] == want
+        for bad in ({"temperature": -1}, {"num_samples": 11}, {"length": 0}, {"top_k": -2}):
+            assert client.post("/v1/generate", json={"prompt": "a", **bad}).status_code == 422, bad
+        assert client.get("/healthz").json()["models"]["transliterate"] == "dakshina_hi_translit.keras"
 
 
 def test_pipelined_and_serial_servers_answer_alike(tiny):
