@@ -19,12 +19,13 @@ import json
 import os
 import sys
 
-CLASSIFIER_DOC = """`captioner evaluate vqa|entail|classify --model M (dev data)`: a classifier on its dev data through
-its batch path (`VQAModel.answer_probabilities`, `entail`, `classify`): accuracy (overall and per
+CLASSIFIER_DOC = """`captioner evaluate vqa|entail|classify|video-classify --model M (dev data)`: a classifier on its dev
+data through its batch path (`VQAModel.answer_probabilities`, `entail`, `classify`): accuracy (overall and per
 question type), negative log-likelihood, expected calibration error (15 bins), the reliability bins
 and a VQA model's "don't know" share, at the model's saved temperature (`captioner model
 calibrate` fits it). The dev data: --questions and --images (VQA rows of `captioner make-qa`),
---data (the SICK file, or an SNLI dev jsonl with --snli; a document corpus folder with --dataset)."""
+--data (the SICK file, or an SNLI dev jsonl with --snli; a document corpus folder with --dataset; the
+clips' folder with --labels, a clip_id,label CSV with dev.txt beside it, for an activity classifier)."""
 
 NAME = "evaluate"
 
@@ -55,7 +56,8 @@ def register(subparsers):
 
     for task, what, registry in (("vqa", "a VQA model on dev question rows", "ask"),
                                  ("entail", "an entailment model on its dev pairs", "entail"),
-                                 ("classify", "a document classifier on its dev documents", "classify")):
+                                 ("classify", "a document classifier on its dev documents", "classify"),
+                                 ("video-classify", "an activity classifier on its dev clips", "video-classify")):
         t = tasks.add_parser(task, help=what + ": accuracy, NLL, expected calibration error",
                              description=CLASSIFIER_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
         t.add_argument("--model", default=None, help=f"the model (default: the bundled one of `captioner {registry}`)")
@@ -149,7 +151,7 @@ def run_classifier(args):
     from captioner.models.loading import load_model_file
 
     path = args.model or default_path(args.registry)
-    model = load_model_file(path, Calibrated, "a VQA model, an entailment model or a document classifier")
+    model = load_model_file(path, Calibrated, "a VQA model, an entailment model, a document or an activity classifier")
     try:
         report = figures(model, dev_set(model, args))
     except InputError as exc:

@@ -710,10 +710,12 @@ def run_calibrate(args):
     from captioner.models.entailment import EntailmentClassifier, EntailmentEnsemble
     from captioner.models.loading import load_model_file
     from captioner.models.storage import save_model, storage_record
+    from captioner.models.video_classifier import VideoClassifier
     from captioner.models.vqa_model import VQAModel
 
     model = load_model_file(args.model, (VQAModel, EntailmentClassifier, EntailmentEnsemble, DocumentClassifier,
-                                         DocumentEnsemble), "a VQA model, an entailment model or a document classifier")
+                                         DocumentEnsemble, VideoClassifier),
+                            "a VQA model, an entailment model, a document or an activity classifier")
     try:
         dev = calibration.dev_set(model, args)
     except InputError as exc:

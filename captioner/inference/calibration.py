@@ -1,8 +1,8 @@
 """Fitting a classifier's temperature on dev (what `captioner model calibrate` runs).
 
-`dev_set` gives, for a model and its dev data (`vqa_dev`, `entailment_dev`, `documents_dev`), the
-probabilities the model's own batch path gives (`VQAModel.answer_probabilities`, `entail`,
-`classify`) and each example's gold class
+`dev_set` gives, for a model and its dev data (`vqa_dev`, `entailment_dev`, `documents_dev`,
+`videos_dev`), the probabilities the model's own batch path gives (`VQAModel.answer_probabilities`,
+`entail`, `classify`) and each example's gold class
 (-1: a gold answer outside the model's answer list, never right). `calibrate` fits one temperature
 on them (`captioner.metrics.confidence.fit_temperature`, on the examples with a class), sets it on
 the model (composed with any it had), re-chooses a VQA model's "don't know" threshold on the
@@ -15,7 +15,9 @@ Dev data per kind of model:
   that hold their photos (an image is looked up by its path, else its file name in the folders);
 * entailment: the SICK file (its dev part: the share of TRAIN the recipe held out by md5 of
   pair_ID) or an SNLI dev jsonl;
-* document classifier: the corpus folder (its dev list, as `captioner train classify` splits it).
+* document classifier: the corpus folder (its dev list, as `captioner train classify` splits it);
+* activity classifier (clips): a clip_id,label CSV with dev.txt beside it and the clips' folder
+  (as `captioner train video-classify --labels` splits them).
 """
 
 from __future__ import annotations
@@ -110,6 +112,30 @@ def documents_dev(model, data_dir, dataset="newsgroups", dev_list=None, batch_si
     return DevSet(probs, labels, {"documents": len(docs), "split": "the dev list of " + dataset})
 
 
+def videos_dev(model, labels_csv, videos_dir, batch_size=8, progress=False):
+    """The dev clips of a clip_id,label CSV (dev.txt beside it, as `captioner train video-classify
+    --labels` splits them), through the classifier's own clip path (`VideoClassifier.classify`)."""
+    from tqdm.auto import tqdm
+
+    from captioner.data.caption_activities import load_clip_labels
+
+    split_file = os.path.join(os.path.dirname(os.path.abspath(labels_csv)), "dev.txt")
+    if not os.path.isfile(split_file):
+        raise InputError(f"--labels {labels_csv}: no dev.txt beside it (the dev clip list)")
+    clips = load_clip_labels(labels_csv, videos_dir, split_file, model.class_names, split="dev")
+    if not clips.video_paths:
+        raise InputError(f"{split_file}: no dev clips")
+    parts = []
+    with tqdm(total=len(clips.video_paths), unit="clip", desc="dev clips", disable=not progress) as bar:
+        for start in range(0, len(clips.video_paths), 64):
+            chunk = clips.video_paths[start:start + 64]
+            results = model.classify(chunk, batch_size=batch_size)
+            parts.append([[r.probabilities[c] for c in model.class_names] for r in results])
+            bar.update(len(chunk))
+    return DevSet(np.concatenate([np.array(p, np.float64) for p in parts]), np.array(clips.labels, np.int64),
+                  {"clips": len(clips.video_paths), "split": "dev.txt beside " + os.path.basename(labels_csv)})
+
+
 def dev_set(model, args):
     """The dev data of `model` from command-line options (--questions/--images, --data [--snli],
     --dataset/--dev-list), as `captioner model calibrate` and `captioner evaluate` take them."""
@@ -119,6 +145,11 @@ def dev_set(model, args):
         if not args.questions or not args.images:
             raise InputError("a VQA model's dev data is --questions DEV.jsonl and --images FOLDER")
         return vqa_dev(model, args.questions, args.images, progress=True)
+    if hasattr(model, "class_names") and hasattr(model, "classify"):  # an activity classifier of clips
+        if not args.labels or not args.data:
+            raise InputError("an activity classifier's dev data is --labels CLIP_LABELS.csv (dev.txt beside it) "
+                             "and --data VIDEOS_FOLDER")
+        return videos_dev(model, args.labels, args.data, progress=True)
     if not args.data:
         raise InputError("give the model's dev data with --data")
     if hasattr(model, "entail"):
@@ -134,6 +165,8 @@ def add_dev_options(parser):
     parser.add_argument("--data", help="entailment: the SICK file (its dev part of TRAIN) or, with --snli, the SNLI "
                         "dev jsonl; document classifier: the corpus folder (its dev list)")
     parser.add_argument("--snli", action="store_true", help="entailment: --data is an SNLI dev jsonl")
+    parser.add_argument("--labels", help="activity classifier: the clip_id,label CSV (its dev.txt beside it); "
+                        "--data is then the clips' folder")
     parser.add_argument("--dataset", choices=["newsgroups", "bbc"], default="newsgroups",
                         help="document classifier: the corpus (default newsgroups)")
     parser.add_argument("--dev-list", help="document classifier: the dev list (default: the bundled one of --dataset)")

@@ -46,3 +46,45 @@ def test_evaluate_entail_reads_the_sick_dev_part_and_refuses_another_kind_of_mod
     assert 0 <= brief["accuracy"] <= 100 and brief["temperature"] == 1.0
     assert main(["evaluate", "entail", "--model", str(path)]) == 2
     assert "--data" in capsys.readouterr().err
+
+
+def test_an_activity_classifier_is_calibrated_and_evaluated_on_its_dev_clips(tmp_path, capsys):
+    """video-classify: the dev clips of a clip_id,label CSV (dev.txt beside it), through the model's own
+    clip path; calibrate saves T in the file, evaluate reads it back; a missing dev list is one line."""
+    import keras
+
+    from captioner.data.synthetic_video import render_clip, write_video
+    from captioner.models.video_classifier import VideoClassifier
+    from captioner.models.video_classifier_model import VideoClassifierModel
+    from support.backbones import tiny_backbone
+
+    rng = np.random.default_rng(0)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    names = ["Grow", "MoveLeft", "Shrink"]
+    labels = []
+    for i in range(24):
+        motion = ("grow", "left", "shrink")[i % 3]
+        write_video(str(videos / f"c{i}.avi"), render_clip(motion, "red", "circle", rng, num_frames=6, size=32), 10)
+        labels.append(f"c{i},{names[i % 3]}")
+    (tmp_path / "activities.csv").write_text("clip_id,label\n" + "\n".join(labels) + "\n")
+    (tmp_path / "dev.txt").write_text("".join(f"c{i}\n" for i in range(24)))
+    keras.utils.set_random_seed(0)
+    model = VideoClassifier(tiny_backbone(channels=6, preprocess="rescale", two_layers=False, kernel=3),
+                            VideoClassifierModel(3, 6, units=8, projection_dim=8), names, num_frames=4)
+    path = tmp_path / "act.keras"
+    model.save(path)
+    dev = ["--labels", str(tmp_path / "activities.csv"), "--data", str(videos)]
+    assert main(["evaluate", "video-classify", "--model", str(path), *dev, "--output", str(tmp_path / "before.json")]) == 0
+    before = json.loads((tmp_path / "before.json").read_text())
+    assert before["dev"]["clips"] == 24 and before["temperature"] == 1.0
+    capsys.readouterr()
+    assert main(["model", "calibrate", "--model", str(path), *dev]) == 0
+    assert "temperature" in capsys.readouterr().out
+    assert main(["evaluate", "video-classify", "--model", str(path), *dev, "--output", str(tmp_path / "after.json")]) == 0
+    after = json.loads((tmp_path / "after.json").read_text())
+    assert after["temperature"] != 1.0 and after["accuracy"] == before["accuracy"]  # the argmax does not move
+    assert after["nll"] <= before["nll"] + 1e-6
+    (tmp_path / "dev.txt").unlink()
+    assert main(["evaluate", "video-classify", "--model", str(path), *dev]) == 2
+    assert "no dev.txt beside it" in capsys.readouterr().err
