@@ -13,6 +13,7 @@ Dev data per kind of model:
 
 * VQA: `captioner make-qa` rows (``image``, ``question``, ``answer``; JSON lines) and the folders
   that hold their photos (an image is looked up by its path, else its file name in the folders);
+  or easy-VQA's dev images of a training seed (`easy_vqa_dev`);
 * entailment: the SICK file (its dev part: the share of TRAIN the recipe held out by md5 of
   pair_ID) or an SNLI dev jsonl;
 * document classifier: the corpus folder (its dev list, as `captioner train classify` splits it);
@@ -59,13 +60,27 @@ def _find_images(names, folders):
 
 
 def vqa_dev(model, questions_path, image_folders, batch_size=32, progress=False):
-    from tqdm.auto import tqdm
-
+    """`captioner make-qa` rows (JSON lines) and the folders holding their photos."""
     from captioner.data.qa_jsonl import read_qa_jsonl
 
     dataset = read_qa_jsonl(questions_path)
     paths = _find_images({q.image_path for q in dataset.questions}, image_folders)
-    rows = dataset.questions
+    return _vqa_rows(model, dataset.questions, paths, os.path.basename(questions_path), batch_size, progress)
+
+
+def easy_vqa_dev(model, seed, dev_fraction=0.1, data_dir=None, batch_size=32, progress=False):
+    """easy-VQA's dev questions as `captioner train vqa --dataset easy-vqa --seed SEED` held them out."""
+    from captioner.training.vqa_data import easy_vqa_splits
+
+    _, dev = easy_vqa_splits(seed, dev_fraction, data_dir)
+    paths = {q.image_path: q.image_path for q in dev.questions}
+    return _vqa_rows(model, dev.questions, paths, f"easy-VQA train, {dev_fraction:g} of its images by seed {seed}",
+                     batch_size, progress)
+
+
+def _vqa_rows(model, rows, paths, what, batch_size, progress):
+    from tqdm.auto import tqdm
+
     answer_index = {a: i for i, a in enumerate(model.answers)}
     parts = []
     with tqdm(total=len(rows), unit="q", desc="dev questions", disable=not progress, dynamic_ncols=True) as bar:
@@ -76,7 +91,7 @@ def vqa_dev(model, questions_path, image_folders, batch_size=32, progress=False)
             bar.update(len(part))
     labels = np.array([answer_index.get(q.answer, -1) for q in rows], np.int64)
     return DevSet(np.concatenate(parts), labels,
-                  {"questions": len(rows), "photos": len(paths), "file": os.path.basename(questions_path),
+                  {"questions": len(rows), "photos": len(set(paths.values())), "file": what,
                    "gold_outside_answers": int((labels < 0).sum())},
                   groups=[q.answer_type for q in rows] if any(q.answer_type for q in rows) else None)
 
@@ -142,8 +157,11 @@ def dev_set(model, args):
     from captioner.models.vqa_model import VQAModel
 
     if isinstance(model, VQAModel):
+        if args.easy_vqa_seed is not None:
+            return easy_vqa_dev(model, args.easy_vqa_seed, progress=True)
         if not args.questions or not args.images:
-            raise InputError("a VQA model's dev data is --questions DEV.jsonl and --images FOLDER")
+            raise InputError("a VQA model's dev data is --questions DEV.jsonl and --images FOLDER "
+                             "(or --easy-vqa-seed S: easy-VQA's dev images of a training seed)")
         return vqa_dev(model, args.questions, args.images, progress=True)
     if hasattr(model, "class_names") and hasattr(model, "classify"):  # an activity classifier of clips
         if not args.labels or not args.data:
@@ -162,6 +180,9 @@ def dev_set(model, args):
 def add_dev_options(parser):
     parser.add_argument("--questions", help="VQA: the dev rows (`captioner make-qa` JSON lines)")
     parser.add_argument("--images", action="append", help="VQA: a folder holding the rows' photos (repeatable)")
+    parser.add_argument("--easy-vqa-seed", type=int, default=None, metavar="SEED",
+                        help="VQA: easy-VQA's dev questions, as `captioner train vqa --dataset easy-vqa --seed SEED` "
+                             "held them out (instead of --questions/--images)")
     parser.add_argument("--data", help="entailment: the SICK file (its dev part of TRAIN) or, with --snli, the SNLI "
                         "dev jsonl; document classifier: the corpus folder (its dev list)")
     parser.add_argument("--snli", action="store_true", help="entailment: --data is an SNLI dev jsonl")

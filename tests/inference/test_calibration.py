@@ -76,3 +76,24 @@ def test_calibrate_names_what_is_missing(tmp_path, capsys):
     assert main(["model", "calibrate", "--model", str(path), "--questions", str(tmp_path / "dev.jsonl"),
                  "--images", str(tmp_path / "photos")]) == 2
     assert "nowhere.png" in capsys.readouterr().err
+
+
+def test_easy_vqa_dev_is_the_split_training_held_out(tmp_path):
+    """`--easy-vqa-seed S` reads the dev questions `captioner train vqa --dataset easy-vqa --seed S`
+    selected on, through the model's batch path."""
+    import argparse
+
+    from captioner.inference.calibration import easy_vqa_dev
+    from captioner.training.vqa_data import load_splits
+    from support.vqa import easy_vqa_copy
+
+    root = easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
+    args = argparse.Namespace(dataset="easy-vqa", data_dir=str(root), limit=None, seed=3, dev_fraction=0.25)
+    _, recipe_dev, _, _ = load_splits(args)
+    model = tiny_vqa_model()
+    dev = easy_vqa_dev(model, 3, 0.25, data_dir=str(root))
+    assert dev.description["questions"] == len(recipe_dev.questions) == 15  # 5 of 20 images, 3 questions each
+    want = model.answer_probabilities([q.image_path for q in recipe_dev.questions],
+                                      [q.question for q in recipe_dev.questions])
+    np.testing.assert_allclose(dev.probabilities, want, atol=1e-5)
+    assert dev.labels.tolist() == [ANSWERS.index(q.answer) if q.answer in ANSWERS else -1 for q in recipe_dev.questions]
