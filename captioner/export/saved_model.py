@@ -107,15 +107,26 @@ class CaptionerModule(tf.Module):
         h, w = self.input_size
         # a captioner of several corpora takes the style per request: "" (its default), a name, "auto"
         styles = [tf.TensorSpec((), tf.string, name="style")] if model.styles else []
-        no_style = tf.constant("")
 
-        def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2], style=no_style):
-            pixels = tf.map_fn(lambda data: decode_image(data, (h, w)), images,
-                               fn_output_signature=tf.TensorSpec((h, w, 3), tf.uint8))  # (B, h, w, 3)
-            return self._caption(pixels, beam_size, alpha, max_length, style)
+        def decode(images):
+            return tf.map_fn(lambda data: decode_image(data, (h, w)), images,
+                             fn_output_signature=tf.TensorSpec((h, w, 3), tf.uint8))  # (B, h, w, 3)
 
-        def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2], style=no_style):
-            return self._caption(pixels, beam_size, alpha, max_length, style)
+        if styles:
+            no_style = tf.constant("")
+
+            def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2], style=no_style):
+                return self._caption(decode(images), beam_size, alpha, max_length, style)
+
+            def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2],
+                               style=no_style):
+                return self._caption(pixels, beam_size, alpha, max_length, style)
+        else:  # one corpus: no style input (the signatures of before)
+            def caption(images, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+                return self._caption(decode(images), beam_size, alpha, max_length, None)
+
+            def caption_pixels(pixels, beam_size=defaults[0], alpha=defaults[1], max_length=defaults[2]):
+                return self._caption(pixels, beam_size, alpha, max_length, None)
 
         self.caption = tf.function(caption, input_signature=[tf.TensorSpec((None,), tf.string, name="images")]
                                    + _scalar_specs() + styles, autograph=False)

@@ -3,6 +3,8 @@ attention picks which annotation vectors matter now.
 
 Configurations cover every task of DESIGN.md:
 
+(each a `DecoderDesign`; the copy mechanisms below a `CopyMechanism`)
+
 * image captioning with soft attention (Xu et al. 2015, Show, Attend and Tell):
   `context="attention"`, `init_state="mean"`, `gate=True`, `deep_output=True`;
 * Show and Tell with a pooled/fc7 vector (one annotation, R=1): option 1 `context="none"`,
@@ -54,11 +56,39 @@ decodes from the vocabulary alone (p_gen = 1). The image attention is unchanged 
 ``alpha`` reports.
 """
 
+import dataclasses
+
 import keras
 import tensorflow as tf
 
 from captioner.layers.additive_attention import AdditiveAttention
 from captioner.text.vocabulary import END_ID
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderDesign:
+    """How the decoder is wired (the configurations above): the recurrent ``cell`` ("lstm", "gru"),
+    what it reads of the annotations (``context``: "attention", "concat", "none"), where its first
+    state comes from (``init_state``: "mean" of the annotations, or "given"), Xu et al.'s gate on the
+    context, the deep output layer and Bahdanau's maxout."""
+
+    cell: str = "lstm"
+    context: str = "attention"
+    init_state: str = "mean"
+    gate: bool = True
+    deep_output: bool = True
+    maxout: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyMechanism:
+    """What the decoder may copy besides its vocabulary (none by default): ``pointer`` the attended
+    source words, ``positions_from`` > 0 (with a pointer) the source positions (an extractive
+    pointer network), ``copy_tags`` = G > 0 an image's object tags by their G-d word vectors."""
+
+    pointer: bool = False
+    copy_tags: int = 0
+    positions_from: int = 0
 
 
 def doubly_stochastic_penalty(alphas, step_mask, annotation_mask=None):
@@ -83,11 +113,17 @@ INIT_STATES = ("mean", "zero", "given")
 
 @keras.saving.register_keras_serializable(package="captioner")
 class AttentionDecoder(keras.layers.Layer):
-    def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256,
-                 annotation_dim=None, cell="lstm", context="attention", init_state="mean",
-                 gate=True, deep_output=True, maxout=False, dropout=0.0, pointer=False, copy_tags=0, positions_from=0,
-                 **kwargs):
+    """``AttentionDecoder(vocab_size, embedding_dim, units, attention_units, annotation_dim,
+    DecoderDesign(cell="gru", init_state="given"), dropout, CopyMechanism(pointer=True))``; a config's
+    flat keys: `AttentionDecoder.of(vocab_size, cell="gru", ...)` (what `from_config` reads)."""
+
+    def __init__(self, vocab_size, embedding_dim=256, units=512, attention_units=256, annotation_dim=None,
+                 design: DecoderDesign | None = None, dropout=0.0, copy: CopyMechanism | None = None, **kwargs):
         super().__init__(**kwargs)
+        design, copy = design or DecoderDesign(), copy or CopyMechanism()
+        cell, context, init_state = design.cell, design.context, design.init_state
+        gate, deep_output, maxout = design.gate, design.deep_output, design.maxout
+        pointer, copy_tags, positions_from = copy.pointer, copy.copy_tags, copy.positions_from
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
         if context not in CONTEXTS:
@@ -432,6 +468,19 @@ class AttentionDecoder(keras.layers.Layer):
             may_stop = self._may_stop(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
             logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory, may_stop)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
+
+    @classmethod
+    def of(cls, vocab_size, **settings):
+        """The decoder of flat settings (``cell="gru", pointer=True``, a config's keys): the
+        `DecoderDesign` and `CopyMechanism` fields to those, the rest to the constructor."""
+        groups = {name: group(**{f.name: settings.pop(f.name) for f in dataclasses.fields(group)
+                                 if f.name in settings})
+                  for name, group in (("design", DecoderDesign), ("copy", CopyMechanism))}
+        return cls(vocab_size, **groups, **settings)
+
+    @classmethod
+    def from_config(cls, config):
+        return cls.of(**config)
 
     def get_config(self):
         return {

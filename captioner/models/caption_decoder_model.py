@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.decoding import Decoding, Generator, Steering
-from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
+from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, DecoderDesign, doubly_stochastic_penalty
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
 # The model kinds of the Show-Attend-Tell paper comparison.
@@ -97,10 +97,8 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
         self.annotation_dropout = keras.layers.Dropout(dropout / 2)
         self.decoder = AttentionDecoder(
             vocab_size, embedding_dim=embedding_dim, units=units, attention_units=attention_units,
-            annotation_dim=projection_dim, cell="lstm", context=KINDS[kind][1], init_state="mean",
-            gate=True, deep_output=True, dropout=dropout, name="decoder",
-            copy_tags=self.copy_tags["vector_dim"] if self.copy_tags else 0,
-        )
+            annotation_dim=projection_dim, design=DecoderDesign("lstm", KINDS[kind][1], "mean"), dropout=dropout,
+            copy=CopyMechanism(copy_tags=self.copy_tags["vector_dim"] if self.copy_tags else 0), name="decoder")
         self.projection.build((None, None, annotation_dim))
         self.decoder.build((None, None, projection_dim))
         if self.copy_tags:

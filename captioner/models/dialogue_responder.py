@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.decoding.generator import Generator, hypothesis_words
-from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.attention_decoder import AttentionDecoder, DecoderDesign
 from captioner.layers.sentence_encoder import SentenceEncoder
 from captioner.layers.word_encoder import WordEncoder
 from captioner.models.text_model import TextTaskModel
@@ -97,8 +97,8 @@ class DialogueResponder(TextTaskModel, keras.Model):
         annotation_dim = self.context.output_dim if attend == "turns" else self.utterances.output_dim
         self.decoder = AttentionDecoder(v, embedding_dim=self.embedding_dim, units=self.decoder_units,
                                         attention_units=self.attention_units, annotation_dim=annotation_dim,
-                                        cell="gru", context="attention", init_state="given", gate=False,
-                                        deep_output=True, maxout=True, dropout=self.dropout, name="decoder")
+                                        design=DecoderDesign("gru", "attention", "given", gate=False, maxout=True),
+                                        dropout=self.dropout, name="decoder")
         self.init_h = keras.layers.Dense(self.decoder_units, activation="tanh", name="init_h")
         self.utterances.build()
         self.context.build()

@@ -55,7 +55,7 @@ import tensorflow as tf
 
 from captioner.decoding import Generator
 from captioner.errors import InputError
-from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.attention_decoder import AttentionDecoder, DecoderDesign
 from captioner.layers.causal_transformer import CausalTransformer
 from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.tokenizer import detokenize, tokenize
@@ -111,7 +111,7 @@ class LanguageModel(TextTaskModel, keras.Model):
         else:
             self.decoder = AttentionDecoder(
                 len(self.vocabulary), embedding_dim=embedding_dim, units=units, attention_units=1, annotation_dim=1,
-                cell=cell, context="none", init_state="given", gate=False, deep_output=False, dropout=dropout,
+                design=DecoderDesign(cell, "none", "given", gate=False, deep_output=False), dropout=dropout,
                 name="decoder")
         self.decoder.build((None, None, 1))  # a (B, 1, 1) dummy annotation: no encoder
         self.built = True

@@ -219,7 +219,7 @@ class PixelModel(keras.Model):
             if not self.can_tag_objects:
                 raise InputError(f"object tags need an EfficientNet-Lite backbone (its ImageNet head); this "
                                  f"{type(self).__name__}'s is {self.backbone.name!r}: run it without objects")
-            self._object_tagger = ObjectTagger(self.backbone.name, self.tag_vocabulary(),
+            self._object_tagger = ObjectTagger.of(self.backbone.name, self.tag_vocabulary(),
                                                own_names=self.tag_own_names, medium=self.tag_medium,
                                                **getattr(self, "tagger_config", {}))
         return self._object_tagger

@@ -38,7 +38,7 @@ from captioner.decoding import Generator, coverage_penalty, hypothesis_words
 from captioner.errors import check_model_settings
 from captioner.decoding.hypotheses import Hypothesis, rerank
 from captioner.decoding.rescoring import rescorer_from_config
-from captioner.layers.attention_decoder import AttentionDecoder, doubly_stochastic_penalty
+from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, DecoderDesign, doubly_stochastic_penalty
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
@@ -336,19 +336,75 @@ class Translator(TextTaskModel, keras.Model):
         return {"rescorer": self.rescorer.get_config()} if self.rescorer is not None else {}
 
 
+@dataclasses.dataclass(frozen=True)
+class Seq2SeqNetwork:
+    """The shape of a `Seq2Seq` network (what its weights depend on). ``kind``: "attention" (Bahdanau
+    et al. 2015), "fixed" (Cho et al. 2014) or "sutskever" (2014); cells default to a GRU for
+    attention, else an LSTM. ``attention_lambda`` > 0 (attention kind, training only): the doubly
+    stochastic attention penalty of the captioner (Xu et al. 2015) over the source words.
+    ``pointer``: a pointer-generator decoder (See et al. 2017) that also writes a target word by
+    pointing at it in the source; ``extractive`` (with a pointer): an extractive pointer network whose
+    target vocabulary is `position_vocabulary(max_source_length)` (deletion-based compression)."""
+
+    kind: str = "attention"
+    embedding_dim: int = 256
+    units: int = 256
+    attention_units: int = 256
+    encoder_cell: str | None = None
+    decoder_cell: str | None = None
+    encoder_layers: int = 1
+    reverse_source: bool = False
+    dropout: float = 0.2
+    maxout: bool = True
+    attention_lambda: float = 0.0
+    pointer: bool = False
+    extractive: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Seq2SeqText:
+    """How text becomes ids: each side's tokenizer settings (`DEFAULT_TOKENIZER` and what is given:
+    case, characters, a SentencePiece model) and the source words read (the rest cut)."""
+
+    source_tokenizer: dict | None = None
+    target_tokenizer: dict | None = None
+    max_source_length: int = 50
+
+
+@dataclasses.dataclass(frozen=True)
+class Seq2SeqOutput:
+    """How the model writes unless told otherwise: the search (beam size, alpha, max length; n > 0
+    `no_repeat_ngram`: no n-gram twice in one output), GNMT's coverage penalty beta re-ranking the
+    final beam (Wu et al. 2016; 0 off), and an <unk> output replaced by the most attended source word
+    (`replace_unk`; `copy_distinct`: one not yet in the output)."""
+
+    beam_size: int = 5
+    alpha: float = 1.0
+    max_length: int = 50
+    replace_unk: bool = True
+    coverage_penalty: float = 0.0
+    no_repeat_ngram: int = 0
+    copy_distinct: bool = False
+
+
+SEQ2SEQ_GROUPS = {"network": Seq2SeqNetwork, "text": Seq2SeqText, "output": Seq2SeqOutput}
+
+
 @keras.saving.register_keras_serializable(package="captioner")
 class Seq2Seq(Translator):
     """Training: {"source" (B, S), "tokens" (B, T)} -> logits (B, T, V).
-    Inference: `generate(source ids)` (beam search) or `translate(strings)` (`Translator`)."""
+    Inference: `generate(source ids)` (beam search) or `translate(strings)` (`Translator`).
 
-    def __init__(self, source_vocabulary, target_vocabulary, kind="attention", embedding_dim=256,
-                 units=256, attention_units=256, encoder_cell=None, decoder_cell=None,
-                 encoder_layers=1, reverse_source=False, dropout=0.2, maxout=True,
-                 source_tokenizer=None, target_tokenizer=None, max_source_length=50,
-                 beam_size=5, alpha=1.0, max_length=50, replace_unk=True, coverage_penalty=0.0,
-                 attention_lambda=0.0, no_repeat_ngram=0, copy_distinct=False, rescorer=None, training_config=None,
-                 pointer=False, extractive=False, **kwargs):
+    ``Seq2Seq(source_vocabulary, target_vocabulary, Seq2SeqNetwork(units=512), Seq2SeqText(...),
+    Seq2SeqOutput(beam_size=4))``, or the same settings flat: ``Seq2Seq.of(src, tgt, units=512,
+    beam_size=4)`` (a saved config is flat: `from_config` reads it so)."""
+
+    def __init__(self, source_vocabulary, target_vocabulary, network: Seq2SeqNetwork | None = None,
+                 text: Seq2SeqText | None = None, output: Seq2SeqOutput | None = None, rescorer=None,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
+        net, text, out = network or Seq2SeqNetwork(), text or Seq2SeqText(), output or Seq2SeqOutput()
+        kind, embedding_dim, units, maxout, dropout = net.kind, net.embedding_dim, net.units, net.maxout, net.dropout
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
         self.source_vocabulary = Vocabulary.coerce(source_vocabulary)
@@ -356,48 +412,41 @@ class Seq2Seq(Translator):
         self.kind = kind
         self.embedding_dim = embedding_dim
         self.units = units
-        self.attention_units = attention_units
+        self.attention_units = attention_units = net.attention_units
         default_cell = "gru" if kind == "attention" else "lstm"
-        self.encoder_cell = encoder_cell or default_cell
-        self.decoder_cell = decoder_cell or default_cell
-        self.encoder_layers = encoder_layers
-        self.reverse_source = reverse_source
+        self.encoder_cell = net.encoder_cell or default_cell
+        self.decoder_cell = net.decoder_cell or default_cell
+        self.encoder_layers = encoder_layers = net.encoder_layers
+        self.reverse_source = reverse_source = net.reverse_source
         self.dropout = dropout
         self.maxout = maxout
-        self.source_tokenizer = {**DEFAULT_TOKENIZER, **(source_tokenizer or {})}
-        self.target_tokenizer = {**DEFAULT_TOKENIZER, **(target_tokenizer or {})}
+        self.source_tokenizer = {**DEFAULT_TOKENIZER, **(text.source_tokenizer or {})}
+        self.target_tokenizer = {**DEFAULT_TOKENIZER, **(text.target_tokenizer or {})}
         for side, settings in (("source", self.source_tokenizer), ("target", self.target_tokenizer)):
             if settings.get("spm"):  # refused at load, not after writing empty lines
                 check_spm(settings["spm"], f"{type(self).__name__} {side}_tokenizer")
-        self.max_source_length = int(max_source_length)
-        check_model_settings(type(self).__name__, beam_size, alpha, max_length)  # a crafted config: refused
-        self.beam_size = int(beam_size)
-        self.alpha = float(alpha)
-        self.max_length = int(max_length)
-        self.replace_unk = bool(replace_unk)
-        # beta of GNMT's coverage penalty (Wu et al. 2016), used to re-rank the final beam: 0 = off
-        self.coverage_penalty = float(coverage_penalty)
-        # > 0 (attention kind, training only): the doubly stochastic attention penalty of the
-        # captioner (Xu et al. 2015) over the source words, so each one gets attended to
-        self.attention_lambda = float(attention_lambda)
-        # n > 0: the beam search never repeats an n-gram in one output (headlines: 3); 0 = off
-        self.no_repeat_ngram = int(no_repeat_ngram)
-        # True: an <unk> output copies the most attended source word not yet in the output (headlines)
-        self.copy_distinct = bool(copy_distinct)
+        self.max_source_length = int(text.max_source_length)
+        check_model_settings(type(self).__name__, out.beam_size, out.alpha, out.max_length)  # a crafted config: refused
+        self.beam_size = int(out.beam_size)
+        self.alpha = float(out.alpha)
+        self.max_length = int(out.max_length)
+        self.replace_unk = bool(out.replace_unk)
+        self.coverage_penalty = float(out.coverage_penalty)  # 0 = off
+        self.attention_lambda = float(net.attention_lambda)
+        self.no_repeat_ngram = int(out.no_repeat_ngram)  # 0 = off
+        self.copy_distinct = bool(out.copy_distinct)
         # an n-best rescorer (`captioner.decoding.rescoring`, e.g. a training word list and a
         # character LM) that re-ranks the beam's hypotheses in `translate`; None: the beam's order
         self.rescorer = rescorer_from_config(rescorer)
         self.training_config = training_config or {}
 
-        # True (attention kind): a pointer-generator decoder (See et al. 2017) that also writes a
-        # target word by pointing at it in the source (see `AttentionDecoder`)
-        self.pointer = bool(pointer)
+        # a pointer-generator decoder copies through the attention (see `AttentionDecoder`)
+        self.pointer = bool(net.pointer)
         if self.pointer and kind != "attention":
             raise ValueError(f"pointer=True copies through the attention: kind must be 'attention', got {kind!r}")
-        # True (a pointer): an extractive pointer network (`AttentionDecoder(positions_from=...)`):
-        # the target vocabulary is `position_vocabulary(max_source_length)` and an output is the
-        # source's words in their order (deletion-based compression: headlines)
-        self.extractive = bool(extractive)
+        # an extractive pointer network (`AttentionDecoder(positions_from=...)`): an output is the
+        # source's words in their order (headlines)
+        self.extractive = bool(net.extractive)
         self._first_position = 0
         if self.extractive:
             if not self.pointer:
@@ -419,9 +468,9 @@ class Seq2Seq(Translator):
         self.annotation_dim = self.encoder.output_dim if kind == "attention" else units
         self.decoder = AttentionDecoder(
             len(self.target_vocabulary), embedding_dim=embedding_dim, units=units,
-            attention_units=attention_units, annotation_dim=self.annotation_dim, cell=self.decoder_cell,
-            context=context, init_state="given", gate=False, deep_output=True, maxout=maxout,
-            dropout=dropout, pointer=self.pointer, positions_from=self._first_position, name="decoder")
+            attention_units=attention_units, annotation_dim=self.annotation_dim,
+            design=DecoderDesign(self.decoder_cell, context, "given", gate=False, maxout=maxout), dropout=dropout,
+            copy=CopyMechanism(pointer=self.pointer, positions_from=self._first_position), name="decoder")
         # s0 = tanh(W_s h): h is bw_1 (attention) or the encoder's last top-layer state (fixed);
         # an LSTM decoder's c0 = W_c c, linear: a cell state is unbounded, and a tanh of the
         # encoder's cell (|c| ~ 1 per unit over 256 units) saturates at +-1 for every sentence.
@@ -474,6 +523,21 @@ class Seq2Seq(Translator):
         return logits
 
     # -- persistence -----------------------------------------------------------------
+    @classmethod
+    def of(cls, source_vocabulary, target_vocabulary, **settings):
+        """The model of flat settings (``units=512, beam_size=4``, a saved config's keys): each goes
+        to its group (`Seq2SeqNetwork`, `Seq2SeqText`, `Seq2SeqOutput`); the rest (rescorer,
+        training_config, Keras's name, dtype, ...) to the constructor as they are."""
+        groups = {}
+        for name, group in SEQ2SEQ_GROUPS.items():
+            fields = [f.name for f in dataclasses.fields(group)]
+            groups[name] = group(**{f: settings.pop(f) for f in fields if f in settings})
+        return cls(source_vocabulary, target_vocabulary, **groups, **settings)
+
+    @classmethod
+    def from_config(cls, config):
+        return cls.of(**config)
+
     def get_config(self):
         return {
             **super().get_config(),

@@ -13,7 +13,7 @@ import keras
 import tensorflow as tf
 
 from captioner.decoding import Decoding, Generator, Steering
-from captioner.layers.attention_decoder import AttentionDecoder
+from captioner.layers.attention_decoder import AttentionDecoder, DecoderDesign
 from captioner.layers.frame_encoder import FrameEncoder
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
@@ -50,9 +50,8 @@ class VideoCaptionModel(keras.Model):
         # s0 = h_T: the decoder has the encoder's width, so its state is the encoder's last state.
         self.decoder = AttentionDecoder(
             self.vocab_size, embedding_dim=self.embedding_dim, units=self.units,
-            attention_units=self.attention_units, annotation_dim=self.units, cell="lstm", context="attention",
-            init_state="given", gate=True, deep_output=True, dropout=self.dropout, name="decoder",
-        )
+            attention_units=self.attention_units, annotation_dim=self.units,
+            design=DecoderDesign("lstm", "attention", "given"), dropout=self.dropout, name="decoder")
         self.encoder.build()
         self.decoder.build((None, None, self.units))
         self.built = True  # all sub-layers are built: weights load (resume) before any call

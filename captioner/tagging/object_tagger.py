@@ -118,10 +118,60 @@ def class_words(vocabulary, own_names=False):
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class TagReading:
+    """How the ImageNet head is read into tags: ``temperature`` (fitted by NLL on half of the
+    ImageNet sample photos, ECE 0.245 -> 0.073 on the other half,
+    assets/benchmarks/open_world_captioning.json), tags reported and their floor, and whether a
+    class no vocabulary word names is tagged by its own name (``own_names``)."""
+
+    temperature: float = 0.55
+    top_k: int = 3
+    min_probability: float = 0.05
+    own_names: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TagSteering:
+    """How a confident tag steers the caption (``threshold``, ``bonus``: docs/open_world.md): the
+    ``search`` ("bonus" or "constrained"), at most ``max_constraints`` constraints, a ``deadline``,
+    and what is ``describe``d ("sentence" or "object") of the ``medium`` ("photo", "video")."""
+
+    threshold: float = 0.5
+    bonus: float = 8.0
+    search: str = "bonus"
+    max_constraints: int = 2
+    deadline: int = 0
+    describe: str = "sentence"
+    medium: str = "photo"
+
+
+@dataclasses.dataclass(frozen=True)
+class FamiliarTest:
+    """`fit_familiar`'s test of the training photos (``familiar``, base64), its threshold and kind."""
+
+    familiar: str | None = None
+    familiar_threshold: float | None = None
+    familiar_test: str = "centroids"
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedWords:
+    """Words learned from labelled photos (`learned_words.fit_words`): the words, their encoded
+    weights and the larger input sides their regions are also read at."""
+
+    learned_words: tuple = ()
+    learned_weights: str | None = None
+    learned_scales: tuple = ()
+
+
 class ObjectTagger:
     """pooled backbone features (B, 1280) -> [[Tag]] and a (B, V) token bonus for the search.
 
-    Args:
+    ``ObjectTagger(variant, vocabulary, TagReading(...), TagSteering(...), known, FamiliarTest(...),
+    LearnedWords(...))``, or flat as a model saves them: ``ObjectTagger.of(variant, vocabulary,
+    **settings)``. The settings:
+
         variant: the backbone (``efficientnet_lite0``/``lite2``) whose pip package holds the head.
         vocabulary: the caption vocabulary (a `Vocabulary`).
         temperature: softmax temperature of the logits (calibration; 1 = the head as trained).
@@ -168,12 +218,21 @@ class ObjectTagger:
     DESCRIBE = ("sentence", "object")
     FAMILIAR_TESTS = ("centroids", "subspace")
 
-    # temperature: fitted (NLL) on half of the ImageNet sample photos, ECE 0.245 -> 0.073 on the other half
-    # (assets/benchmarks/open_world_captioning.json); threshold, bonus: see docs/open_world.md
-    def __init__(self, variant, vocabulary, temperature=0.55, threshold=0.5, bonus=8.0, top_k=3, min_probability=0.05,
-                 known=(), search="bonus", max_constraints=2, deadline=0, familiar=None, familiar_threshold=None,
-                 familiar_test="centroids", own_names=False, describe="sentence", medium="photo", learned_words=(),
-                 learned_weights=None, learned_scales=(), **fitted):
+    GROUPS = {"reading": TagReading, "steering": TagSteering, "familiarity": FamiliarTest, "learned": LearnedWords}
+
+    def __init__(self, variant, vocabulary, reading: TagReading | None = None, steering: TagSteering | None = None,
+                 known=(), familiarity: FamiliarTest | None = None, learned: LearnedWords | None = None, **fitted):
+        reading, steering = reading or TagReading(), steering or TagSteering()
+        familiarity, learned = familiarity or FamiliarTest(), learned or LearnedWords()
+        temperature, top_k, min_probability, own_names = (reading.temperature, reading.top_k, reading.min_probability,
+                                                          reading.own_names)
+        threshold, bonus, search, max_constraints = (steering.threshold, steering.bonus, steering.search,
+                                                     steering.max_constraints)
+        deadline, describe, medium = steering.deadline, steering.describe, steering.medium
+        familiar, familiar_threshold, familiar_test = (familiarity.familiar, familiarity.familiar_threshold,
+                                                       familiarity.familiar_test)
+        learned_words, learned_weights, learned_scales = (learned.learned_words, learned.learned_weights,
+                                                          learned.learned_scales)
         self.variant = variant
         self.vocabulary = vocabulary
         self.temperature = float(temperature)
@@ -372,8 +431,18 @@ class ObjectTagger:
         return next((t for t in tags if self.steers(t) and not t.familiar_photo and t.name_probability >= NAME_THRESHOLD
                      and tag_word_index(words, t.word) is not None), None)
 
+    @classmethod
+    def of(cls, variant, vocabulary, **settings):
+        """The tagger of flat settings (`config`'s keys, ``threshold=0.3, search="constrained"``): each
+        to its group (`TagReading`, `TagSteering`, `FamiliarTest`, `LearnedWords`); ``known`` and the
+        ``fitted_*`` records as they are; any other name is refused."""
+        groups = {name: group(**{f.name: settings.pop(f.name) for f in dataclasses.fields(group)
+                                 if f.name in settings})
+                  for name, group in cls.GROUPS.items()}
+        return cls(variant, vocabulary, **groups, **settings)
+
     def config(self):
-        """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings."""
+        """What an `ImageCaptioner` saves under "tagger" to rebuild this tagger's settings (`of`)."""
         return {"temperature": self.temperature, "threshold": self.threshold, "bonus": self.bonus,
                 "top_k": self.top_k, "min_probability": self.min_probability, "search": self.search,
                 "max_constraints": self.max_constraints, "deadline": self.deadline,

@@ -167,7 +167,7 @@ class Seq2SeqRecipe(Recipe):
         from captioner.models.seq2seq import Seq2Seq
 
         c = self.cfg
-        return Seq2Seq(
+        return Seq2Seq.of(
             self.src_vocab, self.tgt_vocab, kind=c.kind, embedding_dim=c.embedding_dim, units=c.units,
             attention_units=c.attention_units, encoder_cell=c.encoder_cell, decoder_cell=c.decoder_cell,
             encoder_layers=self.layers, reverse_source=c.reverse_source, dropout=c.dropout, maxout=not c.no_maxout,

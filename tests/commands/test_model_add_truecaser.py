@@ -26,7 +26,7 @@ def test_add_truecaser_learns_from_train_targets_and_records_the_step(tmp_path):
     keras.utils.set_random_seed(0)
     english = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", ".", "sees", "in") + tuple(n.lower() for n in NAMES))
     french = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", ".", "voit", "à") + tuple(n.lower() for n in NAMES))
-    model = Seq2Seq(french, english, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2,
+    model = Seq2Seq.of(french, english, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2,
                     max_length=6, source_tokenizer={"split_elisions": True})
     path = tmp_path / "m.keras"
     with warnings.catch_warnings():

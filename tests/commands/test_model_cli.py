@@ -79,7 +79,7 @@ def test_two_seq2seq_models_become_one_file_and_kinds_do_not_mix(members, tmp_pa
     paths = [tmp_path / f"t{i}.keras" for i in range(2)]
     for i, p in enumerate(paths):
         keras.utils.set_random_seed(i)
-        Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2,
+        Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2,
                 max_length=6).save(p)
     out = tmp_path / "t.keras"
     assert main(["model", "ensemble", *map(str, paths), "--output", str(out), "--combine", "mixture"]) == 0

@@ -19,7 +19,7 @@ def test_tunes_on_one_half_saves_the_model_with_its_rescorer(tmp_path):
     keras.utils.set_random_seed(0)
     specials = ("<pad>", "<start>", "<end>", "<unk>")
     native = sorted({c for v in SYLLABLES.values() for c in v})
-    model = Seq2Seq(Vocabulary(specials + tuple("abcdefghijklmnopqrstuvwxyz")), Vocabulary(specials + tuple(native)),
+    model = Seq2Seq.of(Vocabulary(specials + tuple("abcdefghijklmnopqrstuvwxyz")), Vocabulary(specials + tuple(native)),
                     embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=8,
                     source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
                     replace_unk=False)

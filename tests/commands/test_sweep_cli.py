@@ -95,7 +95,7 @@ def test_summarize_scores_the_first_k_dev_pairs_of_the_corpora_given(tmp_path):
     words = sorted({f"k{i}" for i in range(5)} | {f"m{i}" for i in range(3)} | set("qzyx") | {"common", "words", "here"})
     keras.utils.set_random_seed(0)
     vocab = Vocabulary((*SPECIALS, *words))
-    model = Seq2Seq(vocab, vocab, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=4)
+    model = Seq2Seq.of(vocab, vocab, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=4)
     model.save(tmp_path / "tiny.keras")
     out = tmp_path / "sweep.json"
     assert main(["sweep", "summarize", "--model", str(tmp_path / "tiny.keras"), "--bbc", str(bbc),
@@ -120,7 +120,7 @@ def test_transliterate_scores_the_dev_lexicon(tmp_path):
     write_dakshina(tmp_path / "data", n_train=10, n_dev=12)
     keras.utils.set_random_seed(0)
     native = sorted({c for v in SYLLABLES.values() for c in v})
-    model = Seq2Seq(Vocabulary(SPECIALS + tuple("abcdefghijklmnopqrstuvwxyz")), Vocabulary(SPECIALS + tuple(native)),
+    model = Seq2Seq.of(Vocabulary(SPECIALS + tuple("abcdefghijklmnopqrstuvwxyz")), Vocabulary(SPECIALS + tuple(native)),
                     embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=8,
                     source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
                     replace_unk=False)

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 def model_path(tmp_path_factory):
     keras.utils.set_random_seed(0)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "b", "c", "d"))
-    model = Seq2Seq(v, v, kind="attention", embedding_dim=8, units=8, attention_units=8, dropout=0.0,
+    model = Seq2Seq.of(v, v, kind="attention", embedding_dim=8, units=8, attention_units=8, dropout=0.0,
                     beam_size=2, max_length=6, max_source_length=5)
     path = tmp_path_factory.mktemp("translate_cli") / "tiny.keras"
     model.save(path)

@@ -18,7 +18,7 @@ def tiny_transliterator(beam_size=3, max_length=8):
     """A random-weight Latin -> Devanagari character model (seed 0)."""
     keras.utils.set_random_seed(0)
     specials = ("<pad>", "<start>", "<end>", "<unk>")
-    return Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
+    return Seq2Seq.of(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
                    attention_units=8, dropout=0.0, beam_size=beam_size, max_length=max_length, max_source_length=20,
                    source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
                    replace_unk=False)
@@ -76,7 +76,7 @@ def test_bad_options_and_word_models_are_refused(model_path, tmp_path, capsys):
     assert "--n-best must be >= 1" in capsys.readouterr().err
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a"))
     word_model = tmp_path / "words.keras"
-    Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4).save(word_model)
+    Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4).save(word_model)
     assert main(["transliterate", "--model", str(word_model), "--input", str(tmp_path / "none.txt")]) != 0
     assert "not a transliteration model" in capsys.readouterr().err
 

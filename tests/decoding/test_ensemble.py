@@ -19,7 +19,7 @@ WORDS = [chr(ord("a") + i) for i in range(8)]
 def _tiny(seed, units=32):
     keras.utils.set_random_seed(seed)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple(WORDS))
-    return Seq2Seq(vocab, vocab, embedding_dim=16, units=units, attention_units=16, dropout=0.0, beam_size=3,
+    return Seq2Seq.of(vocab, vocab, embedding_dim=16, units=units, attention_units=16, dropout=0.0, beam_size=3,
                    alpha=1.0, max_length=8, source_tokenizer={"keep_punct": False},
                    target_tokenizer={"keep_punct": False})
 

@@ -40,7 +40,7 @@ def _caption_model(kind="attention"):
 def _seq2seq(kind="attention"):
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + WORDS)
-    return Seq2Seq(vocab, vocab, kind=kind, embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+    return Seq2Seq.of(vocab, vocab, kind=kind, embedding_dim=8, units=16, attention_units=8, dropout=0.0,
                    beam_size=3, alpha=1.0, max_length=8)
 
 

@@ -136,7 +136,7 @@ def _tiny_translator():
     keras.utils.set_random_seed(0)
     words = ("ein", "hund", "läuft", ".", "zwei", "männer", ",", "a", "dog", "runs", "two", "men")
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + words)
-    return Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, alpha=1.0,
+    return Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, alpha=1.0,
                    max_length=7, max_source_length=5)
 
 
@@ -289,7 +289,7 @@ def test_tiny_subword_translator_same_translations(tmp_path):
     tgt = {"spm": to_base64(train_sentencepiece(de, 70)), "lower": False}
     keras.utils.set_random_seed(3)
     vocab = [Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(t["spm"]))) for t in (src, tgt)]
-    model = Seq2Seq(*vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, max_length=12,
+    model = Seq2Seq.of(*vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3, max_length=12,
                     max_source_length=9, source_tokenizer=src, target_tokenizer=tgt, replace_unk=True)
     kernel, bias = model.decoder.vocab_dense.get_weights()
     bias[UNK_ID] += 1.5  # <unk> often enough that the copy path runs
@@ -324,7 +324,7 @@ def test_distinct_copy_and_no_repeat_ngram_in_the_graph(tmp_path, subword):
         tok = {"spm": to_base64(train_sentencepiece(text, 45)), "lower": False}
         vocab = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
         keras.utils.set_random_seed(5)
-        base = Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3,
+        base = Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=3,
                        max_length=8, max_source_length=9, source_tokenizer=tok, target_tokenizer=tok)
     else:
         base = _tiny_translator()

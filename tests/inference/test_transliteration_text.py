@@ -30,7 +30,7 @@ def _tiny_char_model(pairs, units=32, beam_size=4):
     keras.utils.set_random_seed(0)
     src = Vocabulary.build([text_tokens(r, CHARS) for r, _ in pairs], min_count=1)
     tgt = Vocabulary.build([text_tokens(n, NATIVE) for _, n in pairs], min_count=1)
-    return Seq2Seq(src, tgt, embedding_dim=16, units=units, attention_units=16, dropout=0.0, beam_size=beam_size,
+    return Seq2Seq.of(src, tgt, embedding_dim=16, units=units, attention_units=16, dropout=0.0, beam_size=beam_size,
                    max_length=12, max_source_length=12, source_tokenizer=CHARS, target_tokenizer=NATIVE,
                    replace_unk=False)
 

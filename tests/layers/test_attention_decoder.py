@@ -16,7 +16,7 @@ CONFIGS = [
 
 
 def _decoder(**kw):
-    dec = AttentionDecoder(vocab_size=11, embedding_dim=6, units=8, attention_units=5, **kw)
+    dec = AttentionDecoder.of(vocab_size=11, embedding_dim=6, units=8, attention_units=5, **kw)
     dec.build((None, None, 7))
     return dec
 
@@ -102,7 +102,7 @@ def test_pointer_decoder_is_a_normalized_mixture_and_steps_like_teacher_forcing(
 
 def test_pointer_decoder_needs_its_copy_ids_and_attention():
     with pytest.raises(ValueError, match="context='attention'"):
-        AttentionDecoder(10, context="none", init_state="given", pointer=True)
+        AttentionDecoder.of(10, context="none", init_state="given", pointer=True)
     dec = _decoder(**{**CONFIGS[1], "pointer": True})
     ann, mask, _, init = _pointer_inputs(np.random.default_rng(0))
     with pytest.raises(ValueError, match="copy_ids"):
@@ -134,7 +134,7 @@ def test_config_round_trip():
 
 def test_bad_config_is_refused():
     with pytest.raises(ValueError, match="cell"):
-        AttentionDecoder(10, cell="rnn")
+        AttentionDecoder.of(10, cell="rnn")
 
 
 def test_doubly_stochastic_penalty_hand_worked():
@@ -190,9 +190,9 @@ def test_copy_tags_decoder_copies_only_real_tags_and_steps_like_teacher_forcing(
 
 def test_copy_tags_decoder_needs_its_tags_and_round_trips_its_config():
     with pytest.raises(ValueError, match="one copy mechanism"):
-        AttentionDecoder(10, init_state="given", pointer=True, copy_tags=4)
+        AttentionDecoder.of(10, init_state="given", pointer=True, copy_tags=4)
     with pytest.raises(ValueError, match="context='attention'"):
-        AttentionDecoder(10, context="none", init_state="given", copy_tags=4)
+        AttentionDecoder.of(10, context="none", init_state="given", copy_tags=4)
     dec = _decoder(**CONFIGS[0], copy_tags=4)
     ann, mask, _, _ = _pointer_inputs(np.random.default_rng(0))
     with pytest.raises(ValueError, match="tag_vectors"):

@@ -23,7 +23,7 @@ WORDS = ("<pad>", "<start>", "<end>", "<unk>", "a", "man", "dog", "is", "playing
 def _seq2seq(seed):
     keras.utils.set_random_seed(seed)
     vocab = Vocabulary(WORDS)
-    return Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=6)
+    return Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=6)
 
 
 def _decoder(seed):

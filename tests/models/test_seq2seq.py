@@ -26,7 +26,7 @@ def _tiny(kind="attention", **kw):
     args = dict(embedding_dim=16, units=32, attention_units=16, dropout=0.0, beam_size=2, alpha=1.0,
                 max_length=10, source_tokenizer={"keep_punct": False}, target_tokenizer={"keep_punct": False})
     args.update(kw)
-    return Seq2Seq(_vocab(), _vocab(), kind=kind, **args)
+    return Seq2Seq.of(_vocab(), _vocab(), kind=kind, **args)
 
 
 def _reverse_batches(rng, n, vocab, max_len=5):

@@ -18,7 +18,7 @@ def test_a_vocabulary_over_the_bound_is_refused_before_anything_is_built():
 def test_out_of_bound_decoding_settings_in_a_config_are_refused(setting, value):
     v = Vocabulary(tuple(SPECIAL_TOKENS) + ("a", "b"))
     with pytest.raises(InputError, match=f"Seq2Seq config {setting}"):
-        Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, **{setting: value})
+        Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4, **{setting: value})
 
 
 def test_a_crafted_file_is_one_line_at_load(tmp_path, capsys):
@@ -29,7 +29,7 @@ def test_a_crafted_file_is_one_line_at_load(tmp_path, capsys):
 
     v = Vocabulary(tuple(SPECIAL_TOKENS) + ("a", "b"))
     good = tmp_path / "m.keras"
-    Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4).save(good)
+    Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4).save(good)
     crafted = tmp_path / "crafted.keras"
     with zipfile.ZipFile(good) as src, zipfile.ZipFile(crafted, "w") as dst:
         for item in src.infolist():
@@ -51,7 +51,7 @@ def test_a_broken_sentencepiece_model_is_refused_at_load(spm):
     loaded and then wrote empty lines (and `serve` printed a 42-line traceback at warm-up)."""
     v = Vocabulary(tuple(SPECIAL_TOKENS) + ("a", "b"))
     with pytest.raises(InputError, match="source_tokenizer: not a SentencePiece model"):
-        Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, source_tokenizer={"spm": spm or "AAAA"})
+        Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4, source_tokenizer={"spm": spm or "AAAA"})
 
 
 def test_negative_or_out_of_vocabulary_ids_from_python_are_refused():
@@ -67,7 +67,7 @@ def test_negative_or_out_of_vocabulary_ids_from_python_are_refused():
 
     keras.utils.set_random_seed(0)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "b"))
-    model = Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=4)
+    model = Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=4)
     good = {"source": np.array([[4, 5]]), "tokens": np.array([[1, 4]])}
     assert model(good).shape == (1, 2, 6)
     for bad in ({**good, "source": np.array([[4, -1]])}, {**good, "tokens": np.array([[1, 6]])}):
@@ -90,7 +90,7 @@ def test_known_words_says_how_much_of_a_text_is_in_the_models_language():
 
     keras.utils.set_random_seed(0)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "dog", "runs", "."))
-    model = Seq2Seq(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=8)
+    model = Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4, dropout=0.0, max_length=4, max_source_length=8)
     assert model.known_words("A dog runs.") == (4, 4)
     assert model.known_words("Nous sommes allés au marché.") == (1, 6)
     assert model.known_words("") == (0, 0)

@@ -18,7 +18,7 @@ def _tiny(seed, words=WORDS, units=32, **kw):
     args = dict(embedding_dim=16, units=units, attention_units=16, dropout=0.0, beam_size=3, alpha=1.0,
                 max_length=8, source_tokenizer={"keep_punct": False}, target_tokenizer={"keep_punct": False})
     args.update(kw)
-    return Seq2Seq(vocab, vocab, **args)
+    return Seq2Seq.of(vocab, vocab, **args)
 
 
 SENTENCES = ["a b c d", "h g", "e", "", "a a a b b"]

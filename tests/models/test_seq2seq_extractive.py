@@ -23,7 +23,7 @@ def _model(seed=0, **kw):
     args = dict(embedding_dim=16, units=48, attention_units=24, dropout=0.0, beam_size=2, alpha=1.0, max_length=10,
                 source_tokenizer={"keep_punct": False}, max_source_length=LENGTH, pointer=True, extractive=True)
     args.update(kw)
-    return Seq2Seq(Vocabulary(SPECIALS + tuple(WORDS)), position_vocabulary(args["max_source_length"]), **args)
+    return Seq2Seq.of(Vocabulary(SPECIALS + tuple(WORDS)), position_vocabulary(args["max_source_length"]), **args)
 
 
 def _sentences(rng, n):
@@ -121,12 +121,12 @@ def test_extract_words_and_bad_settings():
     with pytest.raises(ValueError, match="needs pointer=True"):
         _model(pointer=False)
     with pytest.raises(ValueError, match="position_vocabulary"):
-        Seq2Seq(Vocabulary(SPECIALS + tuple(WORDS)), Vocabulary(SPECIALS + ("@0",)), pointer=True, extractive=True,
+        Seq2Seq.of(Vocabulary(SPECIALS + tuple(WORDS)), Vocabulary(SPECIALS + ("@0",)), pointer=True, extractive=True,
                 max_source_length=LENGTH)
     with pytest.raises(ValueError, match="positions_from"):
         from captioner.layers.attention_decoder import AttentionDecoder
 
-        AttentionDecoder(10, context="attention", init_state="given", positions_from=4)  # no pointer
+        AttentionDecoder.of(10, context="attention", init_state="given", positions_from=4)  # no pointer
 
 
 def test_the_exported_graph_writes_the_same_headlines(trained, tmp_path):

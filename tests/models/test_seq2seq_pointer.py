@@ -26,7 +26,7 @@ def _model(seed=0, pointer=True, **kw):
     args = dict(embedding_dim=16, units=48, attention_units=24, dropout=0.0, beam_size=2, alpha=1.0, max_length=8,
                 source_tokenizer={"keep_punct": False}, target_tokenizer={"keep_punct": False}, pointer=pointer)
     args.update(kw)
-    return Seq2Seq(Vocabulary(SPECIALS + tuple(SOURCE_WORDS)), Vocabulary(SPECIALS + tuple(TARGET_WORDS)), **args)
+    return Seq2Seq.of(Vocabulary(SPECIALS + tuple(SOURCE_WORDS)), Vocabulary(SPECIALS + tuple(TARGET_WORDS)), **args)
 
 
 def _copy_batch(model, rng, n=32):

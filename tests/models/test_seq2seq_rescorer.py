@@ -27,7 +27,7 @@ def _tiny(seed, **kw):
                 max_source_length=20, source_tokenizer={"chars": True, "lower": True},
                 target_tokenizer={"chars": True, "lower": False}, replace_unk=False)
     args.update(kw)
-    return Seq2Seq(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), **args)
+    return Seq2Seq.of(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), **args)
 
 
 def _dump(results):

@@ -26,7 +26,7 @@ def _model(tokenizers, **kw):
     args = dict(embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=12,
                 source_tokenizer=src, target_tokenizer=tgt)
     args.update(kw)
-    return Seq2Seq(*vocab, **args)
+    return Seq2Seq.of(*vocab, **args)
 
 
 def test_save_load_safe_mode_gives_the_same_translations(tokenizers, tmp_path):

@@ -98,7 +98,7 @@ def test_parity_with_keras_lstm_layer():
 
 def _decoder_and_numpy_parameters():
     keras.utils.set_random_seed(3)
-    dec = AttentionDecoder(vocab_size=N_Y, embedding_dim=N_X, units=N_A, cell="lstm",
+    dec = AttentionDecoder.of(vocab_size=N_Y, embedding_dim=N_X, units=N_A, cell="lstm",
                            context="none", init_state="given", deep_output=False)
     dec.build((None, None, 2))
     p = lstm_from_keras(np.asarray(dec.kernel_e, np.float64), np.asarray(dec.recurrent_kernel, np.float64),

@@ -16,7 +16,7 @@ def _char_model(seed, path):
     keras.utils.set_random_seed(seed)
     src = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple("abcdeikmnrst"))
     tgt = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple("कमनरसत"))
-    Seq2Seq(src, tgt, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=8,
+    Seq2Seq.of(src, tgt, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=8,
             source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
             replace_unk=False).save(path)
 
@@ -46,7 +46,7 @@ def test_scores_members_and_ensemble_on_a_multi30k_val_split(tmp_path):
     paths = [tmp_path / f"w{i}.keras" for i in range(2)]
     for i, p in enumerate(paths):
         keras.utils.set_random_seed(i)
-        Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2,
+        Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2,
                 max_length=6).save(p)
     data = tmp_path / "m30k"
     data.mkdir()

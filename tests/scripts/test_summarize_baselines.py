@@ -110,7 +110,7 @@ def test_model_rows_beside_the_baselines(sb, tmp_path):
     keras.utils.set_random_seed(0)
     words = sorted({w for p in _lead3_corpus() for w in (p.source + " " + p.target).split()})
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", *words))
-    model = Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=5,
+    model = Seq2Seq.of(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=5,
                     no_repeat_ngram=2)
     path = tmp_path / "tiny.keras"
     model.save(path)

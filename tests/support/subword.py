@@ -13,5 +13,5 @@ def tiny_subword_translator(sentences=("Ein Mann läuft über die Straße.", "Zw
     keras.utils.set_random_seed(0)
     tok = {"spm": to_base64(train_sentencepiece(list(sentences) * 5, vocab_size)), "lower": False}
     v = Vocabulary(SPECIAL_TOKENS + tuple(piece_vocabulary(tok["spm"])))
-    return Seq2Seq(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=6,
+    return Seq2Seq.of(v, v, embedding_dim=8, units=8, attention_units=8, dropout=0.0, beam_size=2, max_length=6,
                    source_tokenizer=tok, target_tokenizer=tok)

@@ -53,14 +53,14 @@ def photos(n=120, seed=0):
 
 def test_a_learned_word_tags_the_photos_that_show_it_and_steers_even_on_a_familiar_photo():
     vocab = Vocabulary.build([["a", "man", "bench", "dog"]] * 2, min_count=1)
-    plain = ObjectTagger("efficientnet_lite0", vocab)
+    plain = ObjectTagger.of("efficientnet_lite0", vocab)
     regions, labels = photos()
     features = region_features(plain.kernel, plain.bias, regions)
     settings = fit_words(features[:90], labels[:90, None], ["bench"], vocab)
     assert settings["learned_words"] == ["bench"]
     report = settings["fitted_learned"]["words"]["bench"]
     assert report["photos"] == 30 and report["cv_f1"] > 80
-    tagger = ObjectTagger("efficientnet_lite0", vocab, known=(), **settings)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, known=(), **settings)
     tags = tagger.tag(regions[90:].mean(1), regions[90:])
     said = np.array([any(t.learned and t.word == "bench" and tagger.steers(t) for t in image_tags)
                      for image_tags in tags])
@@ -70,7 +70,7 @@ def test_a_learned_word_tags_the_photos_that_show_it_and_steers_even_on_a_famili
     tag.familiar_photo = True  # a learned word was taught because the captioner does not say it
     assert tagger.steers(tag) == (tag.probability >= tagger.threshold)
     # the settings travel in the config and rebuild the same tagger
-    again = ObjectTagger("efficientnet_lite0", vocab, **tagger.config())
+    again = ObjectTagger.of("efficientnet_lite0", vocab, **tagger.config())
     assert [[(t.word, round(t.probability, 6)) for t in image_tags] for image_tags in again.learned_tags(regions[90:])] \
         == [[(t.word, round(t.probability, 6)) for t in image_tags] for image_tags in tagger.learned_tags(regions[90:])]
     assert again.config()["learned_words"] == ["bench"]
@@ -78,10 +78,10 @@ def test_a_learned_word_tags_the_photos_that_show_it_and_steers_even_on_a_famili
 
 def test_a_learned_word_replaces_the_imagenet_tag_of_the_same_word():
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab)
     weights = np.zeros((1280 + 1000 + 1, 1), np.float32)
     weights[-1, 0] = -3.0  # says no (probability 0.047) to every photo
-    learned = ObjectTagger("efficientnet_lite0", vocab, learned_words=["coffee"], learned_weights=encode_weights(weights),
+    learned = ObjectTagger.of("efficientnet_lite0", vocab, learned_words=["coffee"], learned_weights=encode_weights(weights),
                            min_probability=0.01)
     logits = np.full((1, 1000), -10.0, np.float32)
     logits[0, 967] = 8.0  # espresso
@@ -92,11 +92,11 @@ def test_a_learned_word_replaces_the_imagenet_tag_of_the_same_word():
     assert len(coffee) == 1 and coffee[0].learned and not learned.steers(coffee[0])
     # a class named by a learned word ("bike" for a mountain bike, whose tag word is "bicycle") gives way too
     vocab = Vocabulary.build([["a", "bicycle", "bike", "dog"]] * 2, min_count=1)
-    bikes = ObjectTagger("efficientnet_lite0", vocab, learned_words=["bike"], learned_weights=encode_weights(weights),
+    bikes = ObjectTagger.of("efficientnet_lite0", vocab, learned_words=["bike"], learned_weights=encode_weights(weights),
                          min_probability=0.01)
     logits[0, 967], logits[0, 671] = -10.0, 8.0  # mountain bike
     pooled = np.linalg.lstsq(tagger.kernel.T, (logits - tagger.bias).T, rcond=None)[0].T
-    assert ObjectTagger("efficientnet_lite0", vocab).tag(pooled)[0][0].word == "bicycle"
+    assert ObjectTagger.of("efficientnet_lite0", vocab).tag(pooled)[0][0].word == "bicycle"
     assert [t.word for t in bikes.tag(pooled)[0] if not t.learned] == []
 
 
@@ -110,7 +110,7 @@ def test_fit_words_names_what_is_wrong():
     with pytest.raises(ValueError, match="labels of shape"):
         fit_words(features, np.zeros((19, 1)), ["bench"], vocab)
     with pytest.raises(ValueError, match="not in the vocabulary"):
-        ObjectTagger("efficientnet_lite0", vocab, learned_words=["guitar"], learned_weights="")
+        ObjectTagger.of("efficientnet_lite0", vocab, learned_words=["guitar"], learned_weights="")
 
 
 def test_word_features_concatenate_each_scale_and_the_tagger_needs_them_all():
@@ -130,7 +130,7 @@ def test_word_features_concatenate_each_scale_and_the_tagger_needs_them_all():
             check_scales(bad)
     vocab = Vocabulary.build([["a", "bench"]] * 2, min_count=1)
     weights = encode_weights(np.zeros((2 * (1280 + 1000) + 1, 1), np.float32))
-    tagger = ObjectTagger("efficientnet_lite0", vocab, learned_words=["bench"], learned_weights=weights,
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, learned_words=["bench"], learned_weights=weights,
                           learned_scales=[390])
     assert tagger.config()["learned_scales"] == [390]
     grid = rng.normal(size=(1, 4, 1280)).astype(np.float32)
@@ -140,5 +140,5 @@ def test_word_features_concatenate_each_scale_and_the_tagger_needs_them_all():
     with pytest.raises(ValueError, match=r"scales \[455, 390\] must be given as"):  # features follow the given order
         fit_words(np.zeros((20, 5), np.float32), np.zeros((20, 1)), ["bench"], vocab, scales=[455, 390])
     with pytest.raises(ValueError, match="learned_weights holds"):  # weights of one scale for two
-        ObjectTagger("efficientnet_lite0", vocab, learned_words=["bench"], learned_scales=[390],
+        ObjectTagger.of("efficientnet_lite0", vocab, learned_words=["bench"], learned_scales=[390],
                      learned_weights=encode_weights(np.zeros((1280 + 1000 + 1, 1), np.float32)))

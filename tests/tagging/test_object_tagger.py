@@ -24,7 +24,7 @@ def test_each_class_maps_to_its_nearest_word_the_vocabulary_knows():
 
 def test_probabilities_tags_and_bonus():
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, threshold=0.3, bonus=4.0)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, threshold=0.3, bonus=4.0)
     logits = np.full((2, 1000), -10.0, np.float32)
     logits[0, [GOLDEN, SETTER]] = 5.0  # two dog breeds: one "dog" tag of summed probability
     logits[1, ESPRESSO] = 8.0
@@ -53,12 +53,12 @@ def pooled_for(tagger, rows):
 
 def test_classes_the_training_photos_show_are_known_and_get_no_bonus_and_no_name():
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, bonus=4.0)
     train = pooled_for(tagger, [GOLDEN, GOLDEN, GOLDEN, SETTER, ESPRESSO])  # golden retrievers x3
     fitted = fit_known(tagger, train, min_images=3)
     assert fitted == {"known": ["golden_retriever.n.01"], "fitted_on_images": 5, "fitted_min_images": 3,
                       "fitted_probability": 0.5}
-    known = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, **fitted)
+    known = ObjectTagger.of("efficientnet_lite0", vocab, bonus=4.0, **fitted)
     tags = known.tags(known.probabilities(pooled_for(tagger, [GOLDEN, SETTER, ESPRESSO])))
     bonus = known.token_bonus(tags)
     assert bonus[0].max() == 0  # known: the captioner says "dog" by itself
@@ -67,7 +67,7 @@ def test_classes_the_training_photos_show_are_known_and_get_no_bonus_and_no_name
     assert known.name_objects("a dog runs".split(), tags[1]) == "an english setter runs".split()
     assert known.config()["known"] == ["golden_retriever.n.01"] and known.config()["fitted_min_images"] == 3
     with pytest.raises(TypeError, match="unknown setting"):
-        ObjectTagger("efficientnet_lite0", vocab, treshold=0.4)
+        ObjectTagger.of("efficientnet_lite0", vocab, treshold=0.4)
 
 
 def test_a_class_is_known_only_where_the_training_captions_name_it():
@@ -76,7 +76,7 @@ def test_a_class_is_known_only_where_the_training_captions_name_it():
     from captioner.tagging.object_tagger import naming_words
 
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee", "man"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab)
     assert {"dog", "dogs"} <= naming_words("golden_retriever.n.01", vocab)
     assert {"espresso", "coffee", "coffees"} <= naming_words("espresso.n.01", vocab)
     assert "beverage" not in naming_words("espresso.n.01", vocab)  # no higher than the tag word's level
@@ -103,7 +103,7 @@ def test_photos_like_the_training_photos_are_familiar_and_their_tags_neither_ste
     assert fitted["fitted_familiar_centroids"] == 3 and fitted["fitted_familiar_photos"] == 600
     assert decode_centroids(fitted["familiar"], channels).shape == (3, channels)
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, **fitted)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, bonus=4.0, **fitted)
     new_like_train = centres[rng.integers(0, 3, 200)] + 0.3 * rng.normal(size=(200, channels))
     assert 0.85 <= np.mean(tagger.familiarity(new_like_train) >= tagger.familiar_threshold) <= 1.0
     assert not np.any(tagger.familiarity(rng.normal(size=(50, channels))) >= tagger.familiar_threshold)
@@ -116,7 +116,7 @@ def test_photos_like_the_training_photos_are_familiar_and_their_tags_neither_ste
     unit = photos[:1] / np.linalg.norm(photos[:1])
     assert float((unit @ (photos[1:] / np.linalg.norm(photos[1:])).T)[0, 0]) < 0.9
     familiar = base64.b64encode(unit.astype(np.float16).tobytes()).decode("ascii")
-    gated = ObjectTagger("efficientnet_lite0", vocab, bonus=4.0, familiar=familiar, familiar_threshold=0.99)
+    gated = ObjectTagger.of("efficientnet_lite0", vocab, bonus=4.0, familiar=familiar, familiar_threshold=0.99)
     tags = gated.tag(photos)
     assert tags[0][0].word == "cat" and tags[0][0].familiar_photo and not gated.steers(tags[0][0])
     assert tags[1][0].word == "coffee" and not tags[1][0].familiar_photo and gated.steers(tags[1][0])
@@ -125,9 +125,9 @@ def test_photos_like_the_training_photos_are_familiar_and_their_tags_neither_ste
     assert gated.name_objects("a cat sits".split(), tags[0]) == "a cat sits".split()
     assert tags[0][0].as_dict()["familiar_photo"] is True
     # the saved settings rebuild the same test; without them every photo may be steered
-    again = ObjectTagger("efficientnet_lite0", vocab, **gated.config())
+    again = ObjectTagger.of("efficientnet_lite0", vocab, **gated.config())
     assert [t.familiar_photo for t in again.tag(photos)[0]] == [t.familiar_photo for t in tags[0]]
-    plain = ObjectTagger("efficientnet_lite0", vocab)
+    plain = ObjectTagger.of("efficientnet_lite0", vocab)
     assert plain.familiarity(photos) is None and not any(t.familiar_photo for ts in plain.tag(photos) for t in ts)
     with pytest.raises(ValueError, match="photos to fit"):
         fit_familiar(train[:10], centroids=64)
@@ -157,7 +157,7 @@ def test_the_subspace_test_calls_photos_off_the_training_photos_span_unfamiliar(
     around = np.linalg.qr(np.concatenate([span, base[None]]).T)[0].T  # the unit photos vary in span and base
     np.testing.assert_allclose(np.linalg.norm(rows[1:] @ around.T, axis=1), 1.0, atol=0.02)  # the directions found
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, **fitted)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, **fitted)
     assert tagger.familiar_test == "subspace"
     like_train = photos(300, span)
     assert 0.85 <= np.mean(tagger.familiarity(like_train) >= tagger.familiar_threshold) <= 1.0
@@ -168,12 +168,12 @@ def test_the_subspace_test_calls_photos_off_the_training_photos_span_unfamiliar(
     centroid = fit_familiar(train, centroids=1, quantile=0.05)
     cosine = familiarity(decode_centroids(centroid["familiar"], channels), off_span)
     assert np.mean(cosine >= centroid["familiar_threshold"]) > 0.5
-    again = ObjectTagger("efficientnet_lite0", vocab, **tagger.config())
+    again = ObjectTagger.of("efficientnet_lite0", vocab, **tagger.config())
     assert again.config()["familiar_test"] == "subspace"
     np.testing.assert_array_equal(again.familiarity(off_span), tagger.familiarity(off_span))
-    assert "familiar_test" not in ObjectTagger("efficientnet_lite0", vocab, **centroid).config()
+    assert "familiar_test" not in ObjectTagger.of("efficientnet_lite0", vocab, **centroid).config()
     with pytest.raises(ValueError, match="familiar_test must be one of"):
-        ObjectTagger("efficientnet_lite0", vocab, familiar_test="gaussian")
+        ObjectTagger.of("efficientnet_lite0", vocab, familiar_test="gaussian")
     with pytest.raises(ValueError, match="5 principal directions"):
         fit_familiar(train[:5], test="subspace", dims=5)
     with pytest.raises(ValueError, match="test must be one of"):
@@ -214,26 +214,26 @@ def test_an_unfamiliar_photo_is_described_by_its_object_alone():
         describe_object("a man runs".split(), cat)
 
     vocab = Vocabulary.build([["a", "cat", "dog", "coffee", "is", "in", "the", "air"]] * 2, min_count=1)
-    plain = ObjectTagger("efficientnet_lite0", vocab)
+    plain = ObjectTagger.of("efficientnet_lite0", vocab)
     null = np.linalg.svd(plain.kernel.T)[2][-2:]  # two directions the head does not see: the photos differ
     photos = pooled_for(plain, [TABBY, ESPRESSO])
     photos = photos + 10 * np.linalg.norm(photos, axis=1, keepdims=True) * null
     unit = photos[:1] / np.linalg.norm(photos[:1])  # the tabby photo is a training photo, the espresso one is not
     familiar = base64.b64encode(unit.astype(np.float16).tobytes()).decode("ascii")
     settings = dict(familiar=familiar, familiar_threshold=0.99)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, describe="object", **settings)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, describe="object", **settings)
     tags = tagger.tag(photos)
     assert tagger.name_objects("a cat is in the air".split(), tags[0]) == "a cat is in the air".split()
     coffee = "a coffee is in the air".split()
     assert tagger.described_tag(coffee, tags[1]) is tags[1][0]
     assert tagger.name_objects(coffee, tags[1]) == "a photo of an espresso".split()
     assert tagger.name_objects("a dog is in the air".split(), tags[1]) == "a dog is in the air".split()
-    assert ObjectTagger("efficientnet_lite0", vocab, **tagger.config()).describe == "object"
-    sentence = ObjectTagger("efficientnet_lite0", vocab, **settings)
+    assert ObjectTagger.of("efficientnet_lite0", vocab, **tagger.config()).describe == "object"
+    sentence = ObjectTagger.of("efficientnet_lite0", vocab, **settings)
     assert sentence.name_objects(coffee, tags[1]) == "an espresso is in the air".split()
     assert "describe" not in sentence.config()
     with pytest.raises(ValueError, match="describe must be one of"):
-        ObjectTagger("efficientnet_lite0", vocab, describe="template")
+        ObjectTagger.of("efficientnet_lite0", vocab, describe="template")
 
 
 def test_a_learned_word_on_a_familiar_photo_keeps_the_sentence_and_has_no_deadline():
@@ -241,7 +241,7 @@ def test_a_learned_word_on_a_familiar_photo_keeps_the_sentence_and_has_no_deadli
     fits (no deadline, no described object), while an unfamiliar photo gets the object early and
     described; the deadline is an int when every photo has the same one."""
     vocab = Vocabulary.build([["a", "man", "is", "playing", "guitar", "cat"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, search="constrained", deadline=3, describe="object",
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, search="constrained", deadline=3, describe="object",
                           familiar=base64.b64encode(np.ones((1, 1280), np.float16).tobytes()).decode("ascii"),
                           familiar_threshold=0.5)
     familiar = Tag("guitar", 0.9, "guitar", "", 0.9, familiar_photo=True, learned=True)
@@ -251,7 +251,7 @@ def test_a_learned_word_on_a_familiar_photo_keeps_the_sentence_and_has_no_deadli
     assert isinstance(deadlines, np.ndarray) and deadlines.dtype == np.int32 and deadlines.tolist() == [0, 3, 3]
     assert tagger.search_inputs([[novel], []])["constraint_deadline"] == 3
     assert tagger.search_inputs([[familiar]])["constraint_deadline"].tolist() == [0]
-    assert ObjectTagger("efficientnet_lite0", vocab, search="constrained").search_inputs([[familiar], [novel]])[
+    assert ObjectTagger.of("efficientnet_lite0", vocab, search="constrained").search_inputs([[familiar], [novel]])[
         "constraint_deadline"] == 0
     said = "a man is playing a guitar".split()
     assert tagger.described_tag(said, [familiar]) is None and tagger.name_objects(said, [familiar]) == said
@@ -315,7 +315,7 @@ def test_the_reported_log_probability_is_the_models_own_without_the_tag_bonus():
 
 def test_steering_tags_become_disjunctive_constraints_with_the_constrained_search():
     vocab = Vocabulary.build([["a", "cat", "cats", "dog", "coffee"]] * 2, min_count=1)
-    tagger = ObjectTagger("efficientnet_lite0", vocab, search="constrained", max_constraints=1, threshold=0.3)
+    tagger = ObjectTagger.of("efficientnet_lite0", vocab, search="constrained", max_constraints=1, threshold=0.3)
     tags = [[tag("cat", "tabby", "tabby.n.01", 0.8), tag("coffee", "espresso", "espresso.n.01", 0.6)],
             [tag("dog", "English setter", "english_setter.n.01", 0.2)], []]
     inputs = tagger.search_inputs(tags)
@@ -326,6 +326,6 @@ def test_steering_tags_become_disjunctive_constraints_with_the_constrained_searc
     assert c[1].tolist() == [[-1, -1]] and c[2].tolist() == [[-1, -1]]  # unsure, or no tag: no constraint
     assert tagger.search_inputs([[], [tag("dog", "x", "x.n.01", 0.1)]]) == {}  # nothing steers: plain search
     assert tagger.config()["search"] == "constrained"
-    assert list(ObjectTagger("efficientnet_lite0", vocab).search_inputs(tags)) == ["token_bonus"]
+    assert list(ObjectTagger.of("efficientnet_lite0", vocab).search_inputs(tags)) == ["token_bonus"]
     with pytest.raises(ValueError, match="search must be"):
-        ObjectTagger("efficientnet_lite0", vocab, search="hard")
+        ObjectTagger.of("efficientnet_lite0", vocab, search="hard")

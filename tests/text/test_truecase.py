@@ -42,7 +42,7 @@ def test_a_truecased_translator_writes_capitals_and_keeps_them_through_save_and_
     keras.utils.set_random_seed(0)
     words = ("ein", "hund", "läuft", ".", "a", "dog", "runs")
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + words)
-    plain = Seq2Seq(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=6)
+    plain = Seq2Seq.of(vocab, vocab, embedding_dim=8, units=16, attention_units=8, dropout=0.0, beam_size=2, max_length=6)
     config = plain.get_config()
     config["target_tokenizer"] = {**config["target_tokenizer"], "truecase": {"hund": "Hund", "dog": "Dog"}}
     cased = Seq2Seq.from_config(config)
