@@ -553,11 +553,13 @@ def create_app(models, limits=None, batchers=None):
                               "grid": grid, "maps": _round(result.attention)},
                 "objects": list(getattr(result, "objects", []) or [])}
 
-    class TextSearchRequest(BaseModel):  # a translation's or a headline's: the text and the search settings
-        text: str
+    class SearchFields(BaseModel):  # a request's search settings (None: the model's own)
         beam_size: StrictInt | None = None
         alpha: Number | None = None
         max_length: StrictInt | None = None
+
+    class TextSearchRequest(SearchFields):  # a translation's or a headline's: the text and the search settings
+        text: str
 
     class TranslateResponse(BaseModel):
         translation: str
@@ -693,11 +695,8 @@ def create_app(models, limits=None, batchers=None):
         speaker: str = Field(description="USER or SYSTEM")
         utterance: str
 
-    class RespondRequest(BaseModel):
+    class RespondRequest(SearchFields):
         turns: list[Turn] = Field(description="the dialogue so far, oldest first")
-        beam_size: StrictInt | None = None
-        alpha: Number | None = None
-        max_length: StrictInt | None = None
 
     class RespondResponse(BaseModel):
         response: str
