@@ -29,6 +29,9 @@ def register(subparsers):
                         "refused) or .tflite file (written atomically)")
     p.add_argument("--part", choices=("backbone", "captioner"), default="backbone",
                    help="tflite: the backbone alone (default) or the whole captioner")
+    p.add_argument("--quantize", choices=("dynamic",), default=None,
+                   help="tflite: dynamic-range quantisation (int8 weights); measured against float32 by "
+                        "scripts/bench_quantized.py")
     p.set_defaults(func=run)
 
 
@@ -51,6 +54,8 @@ def run(args):
         check_export_target(args.output)  # before the model loads: a folder of other files is refused
     elif os.path.isdir(args.output):
         raise InputError(f"--output {args.output}: is a directory; a TFLite model is one file")
+    if args.quantize and args.format != "tflite":
+        raise InputError(f"--quantize {args.quantize}: a TFLite option (--format tflite)")
     model = load_exportable(args.model)
     if args.format == "saved_model":
         from captioner.export.saved_model import export_saved_model
@@ -71,7 +76,7 @@ def run(args):
     from captioner.export.tflite import write_tflite
 
     try:
-        size = write_tflite(model, args.output, args.part)
+        size = write_tflite(model, args.output, args.part, args.quantize)
     except OSError as exc:  # the output's folder (read-only, a path under a file, ...)
         raise InputError(f"--output {args.output}: cannot be written ({exc.strerror or exc})") from None
     except Exception as exc:  # the converter's own errors (unsupported ops and the like)

@@ -48,11 +48,19 @@ def _captioner_function(model):
     return captioner
 
 
-def convert(model, kind="backbone"):
+QUANTIZE = ("dynamic",)
+
+
+def convert(model, kind="backbone", quantize=None):
     """The TFLite flat buffer (bytes) of `kind` ("backbone" or "captioner") of a loaded
-    ImageCaptioner. Raises what the converter raises when the graph does not convert."""
+    ImageCaptioner. ``quantize="dynamic"``: dynamic-range quantisation (the converter's
+    `Optimize.DEFAULT` without a representative dataset: int8 weights, activations quantised on
+    the fly where a kernel has an int8 path; scripts/bench_quantized.py measures what it costs).
+    Raises what the converter raises when the graph does not convert."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if quantize is not None and quantize not in QUANTIZE:
+        raise ValueError(f"quantize must be one of {QUANTIZE} or None, got {quantize!r}")
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
     fn = _backbone_function(model) if kind == "backbone" else _captioner_function(model)
@@ -62,14 +70,16 @@ def convert(model, kind="backbone"):
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
     if kind == "captioner":
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
+    if quantize == "dynamic":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
     return converter.convert()
 
 
-def write_tflite(model, output, kind="backbone"):
+def write_tflite(model, output, kind="backbone", quantize=None):
     """Convert and write `output` atomically; returns its size in bytes."""
     from captioner.io import atomic_path
 
-    data = convert(model, kind)
+    data = convert(model, kind, quantize)
     with atomic_path(output, ".tflite") as tmp:
         with open(tmp, "wb") as f:
             f.write(data)

@@ -41,3 +41,25 @@ def test_whole_captioner_converts_and_gives_the_keras_tokens(tiny):
 def test_unknown_part():
     with pytest.raises(ValueError, match="kind must be one of"):
         tflite.convert(None, "decoder")
+
+
+def test_dynamic_range_quantisation_stores_int8_weights_and_still_captions(tiny, tmp_path, capsys):
+    """--quantize dynamic: a smaller flat buffer (int8 weights) whose captioner still decodes (its
+    figures against float32 are measured by scripts/bench_quantized.py, not assumed here)."""
+    from captioner.cli import main
+
+    model, pixels = tiny
+    f32 = tflite.convert(model, "captioner")
+    int8 = tflite.convert(model, "captioner", quantize="dynamic")
+    assert len(int8) < len(f32)
+    out = tflite.Runner(int8, "captioner")(pixels[0])
+    assert out["tokens"].shape[:2] == (1, model.beam_size) and np.isfinite(out["scores"]).any()
+    with pytest.raises(ValueError, match="quantize must be one of"):
+        tflite.convert(model, "backbone", quantize="float16")
+    path = tmp_path / "tiny.keras"
+    model.save(path)
+    assert main(["export", str(path), "--format", "saved_model", "--output", str(tmp_path / "sm"),
+                 "--quantize", "dynamic"]) == 2
+    assert "a TFLite option" in capsys.readouterr().err
+    assert main(["export", str(path), "--format", "tflite", "--part", "backbone", "--quantize", "dynamic",
+                 "--output", str(tmp_path / "b.tflite")]) == 0
