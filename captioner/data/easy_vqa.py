@@ -100,3 +100,22 @@ def load_easy_vqa(split="train", data_dir=None, check_images=True) -> VQADataset
             question=text.strip(), answers=[answer], answer=answer, answer_type=answer_type(answer),
         ))
     return VQADataset(name="easy-vqa", split=split, questions=questions, answer_list=answer_list)
+
+
+def easy_vqa_splits(seed, dev_fraction=0.1, data_dir=None, limit=None):
+    """(train, dev) VQADatasets of easy-VQA's train split: `dev_fraction` of its images (the first
+    `limit` images only, if given), drawn by `seed`, with all their questions held out as dev (what
+    `captioner train vqa --dataset easy-vqa --seed S` trains and selects on)."""
+    import numpy as np
+
+    full = load_easy_vqa("train", data_dir=data_dir)
+    images = full.image_ids[:limit] if limit else full.image_ids
+    rng = np.random.default_rng(seed)
+    n_dev = max(1, int(round(len(images) * dev_fraction)))
+    dev_images = set(rng.permutation(images)[:n_dev].tolist())
+    keep = set(images)
+    train = VQADataset("easy-vqa", "train", [q for q in full.questions
+                                              if q.image_id in keep and q.image_id not in dev_images], full.answer_list)
+    dev = VQADataset("easy-vqa", "dev (held-out train images)",
+                     [q for q in full.questions if q.image_id in dev_images], full.answer_list)
+    return train, dev

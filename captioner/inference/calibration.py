@@ -70,7 +70,7 @@ def vqa_dev(model, questions_path, image_folders, batch_size=32, progress=False)
 
 def easy_vqa_dev(model, seed, dev_fraction=0.1, data_dir=None, batch_size=32, progress=False):
     """easy-VQA's dev questions as `captioner train vqa --dataset easy-vqa --seed SEED` held them out."""
-    from captioner.training.vqa_data import easy_vqa_splits
+    from captioner.data.easy_vqa import easy_vqa_splits
 
     _, dev = easy_vqa_splits(seed, dev_fraction, data_dir)
     paths = {q.image_path: q.image_path for q in dev.questions}

@@ -200,32 +200,12 @@ def evaluate(classifier, examples, features, answers):
     return out, predicted
 
 
-def easy_vqa_splits(seed, dev_fraction=0.1, data_dir=None, limit=None):
-    """(train, dev) VQADatasets of easy-VQA's train split: `dev_fraction` of its images (the first
-    `limit` images only, if given), drawn by `seed`, with all their questions held out as dev (what
-    `captioner train vqa --dataset easy-vqa --seed S` trains and selects on)."""
-    from captioner.data.easy_vqa import load_easy_vqa
-    from captioner.data.vqa_dataset import VQADataset
-
-    full = load_easy_vqa("train", data_dir=data_dir)
-    images = full.image_ids[:limit] if limit else full.image_ids
-    rng = np.random.default_rng(seed)
-    n_dev = max(1, int(round(len(images) * dev_fraction)))
-    dev_images = set(rng.permutation(images)[:n_dev].tolist())
-    keep = set(images)
-    train = VQADataset("easy-vqa", "train", [q for q in full.questions
-                                              if q.image_id in keep and q.image_id not in dev_images], full.answer_list)
-    dev = VQADataset("easy-vqa", "dev (held-out train images)",
-                     [q for q in full.questions if q.image_id in dev_images], full.answer_list)
-    return train, dev
-
-
 def load_splits(args):
     """(train, dev, test or None, answer list or None) VQADatasets for the chosen dataset
     (easy-VQA, VQA v2, or `captioner make-qa` JSON lines: train rows and dev rows)."""
 
     if args.dataset == "easy-vqa":
-        from captioner.data.easy_vqa import load_easy_vqa
+        from captioner.data.easy_vqa import easy_vqa_splits, load_easy_vqa
 
         train, dev = easy_vqa_splits(args.seed, args.dev_fraction, args.data_dir, args.limit)
         return train, dev, load_easy_vqa("test", data_dir=args.data_dir), train.answer_list
