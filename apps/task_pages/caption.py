@@ -44,7 +44,7 @@ beam_size, alpha, max_length = common.decoding_controls(model, "caption", "capti
 objects = common.objects_toggle(model, "caption")
 style = None
 if model.styles:  # a captioner trained on several corpora writes in the style of any of them
-    options = (["auto"] if model.style_chooser_config else []) + list(model.styles)
+    options = model.style_options
     style = st.radio("Style", options, index=options.index(model.style) if model.style in options else 0,
                      horizontal=True, key="caption_style",
                      format_func=lambda s: {"auto": "auto (the corpus the photo is most like)", "web": "web alt-text",

@@ -37,15 +37,10 @@ def register(subparsers):
 
 def check_args(args):
     from captioner.errors import InputError
+    from captioner.models.language_model import check_generation
 
-    if not (args.temperature >= 0) or args.temperature == float("inf"):
-        raise InputError(f"--temperature {args.temperature}: must be a finite number >= 0")
-    if args.top_k < 0:
-        raise InputError(f"--top-k {args.top_k}: must be >= 0 (0: all tokens)")
-    if args.length is not None and args.length < 1:
-        raise InputError(f"--length {args.length}: must be >= 1")
-    if args.num_samples < 1 or args.beam_size < 1:
-        raise InputError("--num-samples and --beam-size must be >= 1")
+    check_generation({k: getattr(args, k) for k in ("temperature", "top_k", "length", "num_samples", "beam_size",
+                                                    "seed")}, name=lambda k: "--" + k.replace("_", "-"))
     if any("\udc80" <= ch <= "\udcff" for ch in args.prompt):
         raise InputError("--prompt: not valid UTF-8 text")
     if len(args.prompt) > 100_000:

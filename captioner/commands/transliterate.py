@@ -62,7 +62,7 @@ def run(args):
     from captioner.errors import InputError, check_search_options
     from captioner.inference.transliteration import transliterate_text
     from captioner.io import check_output_not_input
-    from captioner.models.seq2seq import load_translator
+    from captioner.models.seq2seq import check_transliterator, load_translator
 
     for name in ("n_best", "beam_size", "batch_size"):
         value = getattr(args, name)
@@ -71,9 +71,7 @@ def run(args):
     check_search_options(args)
     check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
-    if not model.source_tokenizer.get("chars"):
-        raise InputError(f"{args.model}: a word-level translation model, not a transliteration model; "
-                         "use `captioner translate`")
+    check_transliterator(model, args.model)
     lines = read_lines(args)
     where = args.input or "<stdin>"
     cache = {}

@@ -112,6 +112,11 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         """The styles this captioner writes (the corpora it was trained on, in order), [] for one corpus."""
         return list(self.decoder.styles)
 
+    @property
+    def style_options(self):
+        """The styles a caller may ask for: `styles`, then "auto" where a chooser was fitted."""
+        return self.styles + (["auto"] if self.style_chooser_config else [])
+
     def call(self, pixels, beam_size=None, alpha=None, max_length=None):
         features = self.features(pixels)
         return self.decoder._generate(features, *self.search_options(beam_size, alpha, max_length),
@@ -125,7 +130,7 @@ class ImageCaptioner(CaptionSearch, PixelModel):
         chooser was fitted; any other string fails the graph with the styles there are."""
         if style is None or not self.styles:
             return self._graph_start(features, self.style)
-        names = ["", *self.styles] + (["auto"] if self.style_chooser_config else [])
+        names = ["", *self.style_options]
         options = tf.stack([self._graph_start(features, name or self.style) for name in names])  # (N, B)
         matches = tf.equal(tf.constant(names), style)  # (N,)
         check = tf.debugging.Assert(tf.reduce_any(matches), [

@@ -66,6 +66,29 @@ LEVELS = ("char", "word")
 ARCHS = ("rnn", "transformer")
 
 
+# (low, high) of each sampling setting of `LanguageModel.generate` (None: no upper bound); the server
+# narrows them (`captioner.serving.app`), `captioner generate` takes them as they are
+GENERATION_BOUNDS = {"temperature": (0, None), "top_k": (0, None), "length": (1, 100_000), "num_samples": (1, 1000),
+                     "beam_size": (1, 64), "seed": (0, 2**31 - 1)}
+
+
+def check_generation(values, bounds=None, name=lambda setting: setting):
+    """InputError naming the first of `values` ({setting: value, None for the model's default})
+    outside its bound in `bounds` (default GENERATION_BOUNDS); `name` spells a setting for the
+    message (the CLI's flags: "--top-k")."""
+    for setting, value in values.items():
+        low, high = (bounds or GENERATION_BOUNDS)[setting]
+        if value is None:
+            continue
+        if setting == "temperature" and not math.isfinite(value):
+            raise InputError(f"{name(setting)} {value}: must be a finite number >= 0")
+        if value < low:
+            raise InputError(f"{name(setting)} {value}: must be "
+                             f"{'a finite number ' if setting == 'temperature' else ''}>= {low}")
+        if high is not None and value > high:
+            raise InputError(f"{name(setting)} {value}: must be at most {high}")
+
+
 def perplexity(nll_sum, count):
     """exp(mean negative log-likelihood in nats) over `count` predicted tokens."""
     if count <= 0:

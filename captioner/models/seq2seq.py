@@ -562,3 +562,13 @@ def load_translator(path) -> Translator:
     """Load a translator / hypothesis generator / headline model (.keras; one `Seq2Seq` or a
     `Seq2SeqEnsemble`, registered with the package), safe mode on."""
     return Translator.load(path)
+
+
+def check_transliterator(model, where: str):
+    """InputError naming `where` unless `model` reads and writes characters (a transliteration
+    model, not a word-level translator)."""
+    from captioner.errors import InputError
+
+    if not model.source_tokenizer.get("chars"):
+        raise InputError(f"{where}: a word-level translation model, not a transliteration model (characters "
+                         "in, characters out); use `captioner translate`")

@@ -102,9 +102,10 @@ def load_models(spec):
         classes = tuple(getattr(module, n) for n in ((names,) if isinstance(names, str) else names))
         path = str(path or default_model_path(task))
         model = load_model_file(path, classes, what)
-        if task == "transliterate" and not model.source_tokenizer.get("chars"):
-            raise InputError(f"--models transliterate={path}: a word-level translation model, not a "
-                             "transliteration model (characters in, characters out)")
+        if task == "transliterate":
+            from captioner.models.seq2seq import check_transliterator
+
+            check_transliterator(model, f"--models transliterate={path}")
         out[task] = (model, path)
     return out
 
@@ -541,7 +542,7 @@ def create_app(models, limits=None, batchers=None):
         key = settings(model, number(fields, "beam_size", int), number(fields, "alpha", float),
                        number(fields, "max_length", int))
         style = fields.get("style") or None
-        styles = model.styles + (["auto"] if model.style_chooser() is not None else [])
+        styles = model.style_options
         if style is not None and (not isinstance(style, str) or style not in styles):
             raise HTTPError(422, f"style {style!r}: this captioner writes "
                                  f"{', '.join(styles) if styles else 'one style (it has no styles)'}")
@@ -736,18 +737,19 @@ def create_app(models, limits=None, batchers=None):
     @app.post("/v1/generate", response_model=GenerateResponse,
               summary="Continue a prompt with a language model (as `captioner generate`)")
     async def generate(body: GenerateRequest):
+        from captioner.models.language_model import GENERATION_BOUNDS, check_generation
+
         model = model_of("generate")
         prompt = text_field("prompt", body.prompt) if body.prompt else ""
         length = (300 if model.level == "char" else 30) if body.length is None else body.length
         most = 2000 if model.level == "char" else 200
-        checks = [(0 <= body.temperature <= 5, "temperature must be 0..5"),
-                  (0 <= body.top_k <= len(model.vocabulary), f"top_k must be 0..{len(model.vocabulary)}"),
-                  (1 <= length <= most, f"length must be 1..{most}"), (1 <= body.num_samples <= 10, "num_samples must be 1..10"),
-                  (1 <= body.beam_size <= limits.max_beam_size, f"beam_size must be 1..{limits.max_beam_size}"),
-                  (0 <= body.seed < 2**31, "seed must be 0..2**31-1")]
-        for ok, message in checks:
-            if not ok:
-                raise HTTPError(422, message)
+        bounds = {**GENERATION_BOUNDS, "temperature": (0, 5), "top_k": (0, len(model.vocabulary)), "length": (1, most),
+                  "num_samples": (1, 10), "beam_size": (1, limits.max_beam_size)}  # narrower than the CLI's
+        try:
+            check_generation({"temperature": body.temperature, "top_k": body.top_k, "length": length,
+                              "num_samples": body.num_samples, "beam_size": body.beam_size, "seed": body.seed}, bounds)
+        except InputError as exc:
+            raise HTTPError(422, str(exc)) from None
         try:
             model.prompt_ids(prompt)  # a character the model does not know: its error, before the queue
         except InputError as exc:

@@ -79,6 +79,11 @@ def test_bad_options_and_word_models_are_refused(model_path, tmp_path, capsys):
     Seq2Seq.of(v, v, embedding_dim=4, units=4, attention_units=4).save(word_model)
     assert main(["transliterate", "--model", str(word_model), "--input", str(tmp_path / "none.txt")]) != 0
     assert "not a transliteration model" in capsys.readouterr().err
+    from captioner.errors import InputError
+    from captioner.serving.app import load_models
+
+    with pytest.raises(InputError, match=f"transliterate={word_model}: .*not a transliteration model"):
+        load_models({"transliterate": str(word_model)})  # the server refuses it the same way
 
 
 def test_n_best_of_a_rescoring_model_shows_both_scores(model_path, tmp_path):

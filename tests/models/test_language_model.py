@@ -231,3 +231,20 @@ def test_train_a_transformer_lm_save_and_reload(tmp_path):
     assert "causal Transformer decoder (1 blocks, 2 heads, 16 units)" in card.notes
     assert main([*common, "--units", "15", "--output-dir", str(tmp_path / "bad")]) != 0
     assert not (tmp_path / "bad" / "model.keras").exists()
+
+
+def test_check_generation_names_the_first_setting_out_of_bounds():
+    from captioner.errors import InputError
+    from captioner.models.language_model import GENERATION_BOUNDS, check_generation
+
+    check_generation({"temperature": 0.0, "top_k": 0, "length": None, "num_samples": 1000, "beam_size": 1, "seed": 0})
+    flag = lambda k: "--" + k.replace("_", "-")  # noqa: E731
+    for values, message in [({"temperature": float("nan")}, "--temperature nan: must be a finite number >= 0"),
+                            ({"temperature": -0.5}, "--temperature -0.5: must be a finite number >= 0"),
+                            ({"top_k": 3, "num_samples": 1001}, "--num-samples 1001: must be at most 1000"),
+                            ({"seed": 2**31}, f"--seed {2**31}: must be at most {2**31 - 1}")]:
+        with pytest.raises(InputError) as info:
+            check_generation(values, name=flag)
+        assert str(info.value) == message
+    with pytest.raises(InputError, match="^top_k 5: must be at most 4$"):
+        check_generation({"top_k": 5}, {**GENERATION_BOUNDS, "top_k": (0, 4)})

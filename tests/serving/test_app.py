@@ -173,7 +173,8 @@ def test_the_bundled_models_answer():
         assert r.status_code == 200
         want = models["caption"][0].caption([str(SAMPLES / "cat.jpg")], objects=True)[0]  # tags, as `captioner caption`
         assert r.json()["caption"] == want.text and r.json()["objects"] == want.objects
-        for style in ("web", "flickr8k", "auto"):  # the default captioner's styles, per request
+        assert sorted(models["caption"][0].style_options) == ["auto", "flickr8k", "web"]
+        for style in models["caption"][0].style_options:  # the default captioner's styles, per request
             r = client.post("/v1/caption", files={"image": open(SAMPLES / "cat.jpg", "rb")}, data={"style": style})
             want = models["caption"][0].caption([str(SAMPLES / "cat.jpg")], objects=True, style=style)[0]
             assert r.status_code == 200 and r.json()["caption"] == want.text, style
@@ -238,8 +239,10 @@ def test_the_bundled_text_generators_answer_as_their_commands():
         r = client.post("/v1/generate", json=body)
         want = model.generate("a dog", length=12, temperature=0.8, seed=3, num_samples=2)
         assert r.status_code == 200 and r.json()["continuations"] == want
-        for bad in ({"temperature": -1}, {"num_samples": 11}, {"length": 0}, {"top_k": -2}):
+        for bad in ({"temperature": -1}, {"num_samples": 11}, {"length": 0}, {"top_k": -2}, {"seed": -1}):
             assert client.post("/v1/generate", json={"prompt": "a", **bad}).status_code == 422, bad
+        r = client.post("/v1/generate", json={"prompt": "a", "num_samples": 11})  # the CLI's check, narrower bounds
+        assert r.json()["error"] == "num_samples 11: must be at most 10"
         assert client.get("/healthz").json()["models"]["transliterate"] == "dakshina_hi_translit.keras"
 
 

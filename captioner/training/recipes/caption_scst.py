@@ -88,22 +88,22 @@ class CaptionSCST(SelfCritical, Caption):
     def scst_inputs(self, rows):
         inputs = {"annotations": self.train_feats[rows]}
         if self.corpora:  # each row sampled from its corpus's style token
-            inputs["start"] = self.style_ids[self.scst_groups()[rows]]
+            inputs["start"] = self._row_starts()[1][rows]
         return inputs
 
     def scst_groups(self):
         """The corpus index of each training row (several corpora), else None."""
-        if not self.corpora:
-            return None
-        if not hasattr(self, "_groups"):
+        return self._row_starts()[0] if self.corpora else None
+
+    def _row_starts(self):
+        """(corpus index, style token id) of each training row, as arrays (`start_ids`, in row order)."""
+        if not hasattr(self, "_starts"):
             import numpy as np
 
-            from captioner.data.caption_corpora import style_token
-
-            corpus = self.train_set.metadata["corpus"]
-            self._groups = np.array([corpus[p] for p in self.train_set.image_paths], np.int64)
-            self.style_ids = np.array([self.vocab.token_to_id(style_token(s)) for s in self.styles], np.int32)
-        return self._groups
+            starts = self.start_ids(self.train_set)
+            rows = [starts[p] for p in self.train_set.image_paths]
+            self._starts = (np.array([c for c, _ in rows], np.int64), np.array([i for _, i in rows], np.int32))
+        return self._starts
 
     def scst_references(self):
         return tokenized_references(self.train_set.captions[p] for p in self.train_set.image_paths)  # rows trained on
