@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "captioner"
 
 LOWER = ("data", "text", "decoding", "layers", "metrics", "features", "backbones", "io", "errors", "model_card",
-         "visualize")
+         "visualize", "settings_groups")
 # (importer layers, layers they must never import); "io" is captioner/io.py, "errors" captioner/errors.py
 RULES = [
     (LOWER, ("models", "training", "commands", "inference")),

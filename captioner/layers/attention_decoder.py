@@ -473,9 +473,9 @@ class AttentionDecoder(keras.layers.Layer):
     def of(cls, vocab_size, **settings):
         """The decoder of flat settings (``cell="gru", pointer=True``, a config's keys): the
         `DecoderDesign` and `CopyMechanism` fields to those, the rest to the constructor."""
-        groups = {name: group(**{f.name: settings.pop(f.name) for f in dataclasses.fields(group)
-                                 if f.name in settings})
-                  for name, group in (("design", DecoderDesign), ("copy", CopyMechanism))}
+        from captioner.settings_groups import group_settings
+
+        groups = group_settings(settings, {"design": DecoderDesign, "copy": CopyMechanism})
         return cls(vocab_size, **groups, **settings)
 
     @classmethod

@@ -183,6 +183,43 @@ class DocumentAPI(Calibrated):
         return out
 
 
+@dataclasses.dataclass(frozen=True)
+class HANNetwork:
+    """The shape of the hierarchical attention network (Yang et al. 2016): word embeddings, the word
+    and sentence GRUs' units (each direction), the attention MLPs' units, dropout."""
+
+    embedding_dim: int = 50
+    word_units: int = 50
+    sentence_units: int = 50
+    attention_units: int = 100
+    dropout: float = 0.3
+
+
+@dataclasses.dataclass(frozen=True)
+class DocumentShape:
+    """How a document is cut into the (sentences, words) grid: at most ``max_sentences`` of
+    ``max_words``; ``split_long``: a longer sentence goes on in the next row instead of being cut."""
+
+    max_sentences: int = 30
+    max_words: int = 40
+    split_long: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class TfidfBranch:
+    """The linear tf-idf branch added to the logits (``tfidf``; its L2 and input scale), over the
+    whole vocabulary or over ``tfidf_terms`` (at most ``tfidf_max_terms``, n-grams up to
+    ``tfidf_ngrams``, each dropped with ``tfidf_dropout`` in training): captioner/training/tfidf_branch.py."""
+
+    tfidf: bool = False
+    tfidf_l2: float = 0.0
+    tfidf_scale: float = 10.0
+    tfidf_terms: tuple | list | None = None
+    tfidf_max_terms: int = 512
+    tfidf_ngrams: int = 1
+    tfidf_dropout: float = 0.0
+
+
 @keras.saving.register_keras_serializable(package="captioner")
 class DocumentClassifier(DocumentAPI, TextTaskModel, keras.Model):
     """{"document": (B, S, W) int} (or the array itself) -> logits (B, K)."""
@@ -190,11 +227,17 @@ class DocumentClassifier(DocumentAPI, TextTaskModel, keras.Model):
     model_kind = "a document classifier"
     train_hint = " (train one with `captioner train classify`)"
 
-    def __init__(self, vocabulary, labels, embedding_dim=50, word_units=50, sentence_units=50, attention_units=100,
-                 dropout=0.3, max_sentences=30, max_words=40, split_long=True, tfidf=False, tfidf_l2=0.0, tfidf_scale=10.0,
-                 tfidf_terms=None, tfidf_max_terms=512, tfidf_ngrams=1, tfidf_dropout=0.0,
-                 training_config=None, **kwargs):
+    GROUPS = {"network": HANNetwork, "shape": DocumentShape, "branch": TfidfBranch}
+
+    def __init__(self, vocabulary, labels, network: HANNetwork | None = None, shape: DocumentShape | None = None,
+                 branch: TfidfBranch | None = None, training_config=None, **kwargs):
         super().__init__(**kwargs)
+        net, shape, branch = network or HANNetwork(), shape or DocumentShape(), branch or TfidfBranch()
+        embedding_dim, word_units, sentence_units = net.embedding_dim, net.word_units, net.sentence_units
+        attention_units, dropout = net.attention_units, net.dropout
+        max_sentences, max_words, split_long = shape.max_sentences, shape.max_words, shape.split_long
+        tfidf, tfidf_l2, tfidf_scale, tfidf_terms = branch.tfidf, branch.tfidf_l2, branch.tfidf_scale, branch.tfidf_terms
+        tfidf_max_terms, tfidf_ngrams, tfidf_dropout = branch.tfidf_max_terms, branch.tfidf_ngrams, branch.tfidf_dropout
         self.vocabulary = Vocabulary.coerce(vocabulary)
         self.labels = tuple(str(label) for label in labels)
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):

@@ -399,6 +399,8 @@ class Seq2Seq(Translator):
     Seq2SeqOutput(beam_size=4))``, or the same settings flat: ``Seq2Seq.of(src, tgt, units=512,
     beam_size=4)`` (a saved config is flat: `from_config` reads it so)."""
 
+    GROUPS = SEQ2SEQ_GROUPS  # the constructor's groups: `Seq2Seq.of(src, tgt, **flat)` fills them
+
     def __init__(self, source_vocabulary, target_vocabulary, network: Seq2SeqNetwork | None = None,
                  text: Seq2SeqText | None = None, output: Seq2SeqOutput | None = None, rescorer=None,
                  training_config=None, **kwargs):
@@ -522,22 +524,7 @@ class Seq2Seq(Translator):
             self.add_loss(self.attention_lambda * tf.reduce_mean(penalty) / tf.cast(tf.shape(tokens)[1], tf.float32))
         return logits
 
-    # -- persistence -----------------------------------------------------------------
-    @classmethod
-    def of(cls, source_vocabulary, target_vocabulary, **settings):
-        """The model of flat settings (``units=512, beam_size=4``, a saved config's keys): each goes
-        to its group (`Seq2SeqNetwork`, `Seq2SeqText`, `Seq2SeqOutput`); the rest (rescorer,
-        training_config, Keras's name, dtype, ...) to the constructor as they are."""
-        groups = {}
-        for name, group in SEQ2SEQ_GROUPS.items():
-            fields = [f.name for f in dataclasses.fields(group)]
-            groups[name] = group(**{f: settings.pop(f) for f in fields if f in settings})
-        return cls(source_vocabulary, target_vocabulary, **groups, **settings)
-
-    @classmethod
-    def from_config(cls, config):
-        return cls.of(**config)
-
+    # -- persistence: `of(src, tgt, **flat)` (`GroupedSettings`) reads a saved flat config ----------
     def get_config(self):
         return {
             **super().get_config(),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import types
 
+from captioner.settings_groups import GroupedSettings
+
 
 def untracked_table(table):
     """A large JSON-like table a model reads (WordNet relations, a lexicon: {key: {word: [...]}})
@@ -45,15 +47,12 @@ def check_token_ids(ids, vocab_size, name="token ids"):
                          f"{int(array.max())}")
 
 
-class TextTaskModel:
-    """A mixin before `keras.Model` in a text task model's bases."""
+class TextTaskModel(GroupedSettings):
+    """A mixin before `keras.Model` in a text task model's bases. A model whose constructor takes
+    settings in groups names them in ``GROUPS``; its flat config loads through `of`."""
 
     model_kind = "a model"  # what a load error calls it: "a document classifier"
     train_hint = ""  # appended to the file-not-found message: " (train one with `captioner train ...`)"
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
     def inference_copy(self, dtype="float32"):
         """An uncompiled copy with the same weights (its saved file carries no optimizer state), in

@@ -436,9 +436,9 @@ class ObjectTagger:
         """The tagger of flat settings (`config`'s keys, ``threshold=0.3, search="constrained"``): each
         to its group (`TagReading`, `TagSteering`, `FamiliarTest`, `LearnedWords`); ``known`` and the
         ``fitted_*`` records as they are; any other name is refused."""
-        groups = {name: group(**{f.name: settings.pop(f.name) for f in dataclasses.fields(group)
-                                 if f.name in settings})
-                  for name, group in cls.GROUPS.items()}
+        from captioner.settings_groups import group_settings
+
+        groups = group_settings(settings, cls.GROUPS)
         return cls(variant, vocabulary, **groups, **settings)
 
     def config(self):

@@ -68,7 +68,7 @@ def test_a_text_without_words_is_refused(trained):
 
 def test_labels_must_be_distinct():
     with pytest.raises(ValueError, match="distinct"):
-        DocumentClassifier(["<pad>", "<start>", "<end>", "<unk>", "a"], ["x", "x"])
+        DocumentClassifier.of(["<pad>", "<start>", "<end>", "<unk>", "a"], ["x", "x"])
 
 
 @pytest.mark.slow  # a fresh Python imports TensorFlow: ~15-30 s
@@ -110,7 +110,7 @@ def test_tfidf_branch_reads_what_scikit_learns_vectorizer_reads(tmp_path):
     from captioner.data.documents import to_hierarchy
 
     vocab = tiny_classifier().vocabulary
-    model = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+    model = DocumentClassifier.of(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
                                attention_units=8, dropout=0.0, max_sentences=6, max_words=9, tfidf=True)
     rng = random.Random(1)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 4] + ["Zyzzyva the the orbit."]  # an unknown word
@@ -154,7 +154,7 @@ def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_
     assert terms == sorted(vectorizer.vocabulary_)  # the vocabulary scikit-learn keeps at min_df=2
     assert text_terms("Don't Café x 1999") == ["don", "café", "1999"]
     vocab = tiny_classifier().vocabulary
-    model = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+    model = DocumentClassifier.of(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
                                attention_units=8, dropout=0.0, max_sentences=6, max_words=9, tfidf=True,
                                tfidf_terms=terms)
     x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
@@ -163,7 +163,7 @@ def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_
     expected = vectorizer.transform(texts).toarray()  # columns: terms in sorted order, as the model's 1..
     np.testing.assert_allclose(model.tfidf_features(x).numpy()[:, 1:], expected, atol=1e-5)
     kernel, bias = model.sparse_classifier.get_weights()
-    han_only = DocumentClassifier(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
+    han_only = DocumentClassifier.of(vocab, sorted(TOPICS), embedding_dim=8, word_units=6, sentence_units=6,
                                   attention_units=8, dropout=0.0, max_sentences=6, max_words=9)
     han_only.set_weights([w.numpy() for w in model.weights if "tfidf" not in w.path and w.name != "idf"])
     np.testing.assert_allclose(model(x).numpy(), han_only(x["document"]).numpy() + 10.0 * expected @ kernel[1:] + bias,
@@ -179,7 +179,7 @@ def test_term_branch_reads_the_whole_text_as_scikit_learns_default_analyzer(tmp_
     with pytest.raises(ValueError, match="reads {'document', 'terms', 'term_counts'}"):
         model(x["document"])
     with pytest.raises(ValueError, match="needs tfidf=True"):
-        DocumentClassifier(vocab, sorted(TOPICS), tfidf_terms=terms)
+        DocumentClassifier.of(vocab, sorted(TOPICS), tfidf_terms=terms)
 
 
 def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
@@ -198,7 +198,7 @@ def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
         vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=min_df, ngram_range=(1, 2)).fit(texts[:6])
         terms = train_terms([type("D", (), {"text": t}) for t in texts[:6]], min_df=min_df, ngrams=2)
         assert terms == sorted(vectorizer.vocabulary_) and any(" " in t for t in terms)
-    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
+    model = DocumentClassifier.of(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
                                sentence_units=6, attention_units=8, dropout=0.0, max_sentences=6, max_words=9,
                                tfidf=True, tfidf_terms=terms, tfidf_ngrams=2, tfidf_max_terms=4096)
     x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
@@ -206,7 +206,7 @@ def test_term_branch_with_word_pairs_reads_what_an_ngram_vectorizer_reads():
     np.testing.assert_allclose(model.tfidf_features(x).numpy()[:, 1:], vectorizer.transform(texts).toarray(), atol=1e-5)
     assert DocumentClassifier.from_config(model.get_config()).tfidf_ngrams == 2
     with pytest.raises(ValueError, match="only with tfidf_terms"):
-        DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_ngrams=2)
+        DocumentClassifier.of(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_ngrams=2)
 
 
 def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
@@ -216,7 +216,7 @@ def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
     rng = random.Random(4)
     texts = [make_text(g, rng) for g in sorted(TOPICS) * 3]
     terms = train_terms([type("D", (), {"text": t}) for t in texts])
-    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
+    model = DocumentClassifier.of(tiny_classifier().vocabulary, sorted(TOPICS), embedding_dim=8, word_units=6,
                                sentence_units=6, attention_units=8, dropout=0.0, max_sentences=6, max_words=9,
                                tfidf=True, tfidf_terms=terms, tfidf_dropout=0.5)
     x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
@@ -227,7 +227,7 @@ def test_term_dropout_acts_only_in_training_and_keeps_the_features_unit_norm():
     np.testing.assert_allclose(model(x).numpy(), model(x).numpy())  # inference: no dropout
     assert DocumentClassifier.from_config(model.get_config()).tfidf_dropout == 0.5
     with pytest.raises(ValueError, match="needs tfidf_terms"):
-        DocumentClassifier(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_dropout=0.5)
+        DocumentClassifier.of(model.vocabulary, sorted(TOPICS), tfidf=True, tfidf_dropout=0.5)
 
 
 def term_classifier(seed, texts, train_steps=0, **overrides):
@@ -239,7 +239,7 @@ def term_classifier(seed, texts, train_steps=0, **overrides):
     terms = train_terms([type("D", (), {"text": t}) for t in texts])
     settings = {"embedding_dim": 8, "word_units": 6, "sentence_units": 6, "attention_units": 8, "dropout": 0.0,
                 "max_sentences": 6, "max_words": 9, "tfidf": True, "tfidf_terms": terms, **overrides}
-    model = DocumentClassifier(tiny_classifier().vocabulary, sorted(TOPICS), **settings)
+    model = DocumentClassifier.of(tiny_classifier().vocabulary, sorted(TOPICS), **settings)
     x = model.inputs_of(texts, [to_hierarchy(t, 6, 9) for t in texts])
     model.fit_idf(x)
     if train_steps:

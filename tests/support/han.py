@@ -49,7 +49,7 @@ def tiny_classifier(seed=0, train_steps=0):
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", ".") + tuple(FILLER) +
                        tuple(w for ws in TOPICS.values() for w in ws))
     labels = sorted(TOPICS)
-    model = DocumentClassifier(vocab, labels, embedding_dim=8, word_units=6, sentence_units=6, attention_units=8,
+    model = DocumentClassifier.of(vocab, labels, embedding_dim=8, word_units=6, sentence_units=6, attention_units=8,
                                dropout=0.0, max_sentences=6, max_words=9)
     if train_steps:
         from captioner.training.trainer import classifier_compile_args

@@ -135,7 +135,7 @@ def test_out_of_fold_logits_come_from_svms_that_did_not_fit_the_post_and_stand_f
     texts = [han.make_text(g, rng) for g in topics * 6]
     labels = np.array([topics.index(g) for g in topics * 6])
     terms = train_terms([type("D", (), {"text": t}) for t in texts])
-    model = DocumentClassifier(han.tiny_classifier().vocabulary, topics, embedding_dim=8, word_units=6,
+    model = DocumentClassifier.of(han.tiny_classifier().vocabulary, topics, embedding_dim=8, word_units=6,
                                sentence_units=6, attention_units=8, dropout=0.0, max_sentences=6, max_words=9,
                                tfidf=True, tfidf_terms=terms)
     x = {"document": np.zeros((len(texts), 6, 9), np.int32), **model.encode_terms(texts)}

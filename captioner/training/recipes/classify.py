@@ -167,19 +167,19 @@ class Classify(ClassifierRecipe):
     def build_model(self, seed):
         import keras
 
-        from captioner.models.document_classifier import DocumentClassifier
+        from captioner.models.document_classifier import DocumentClassifier, DocumentShape, HANNetwork, TfidfBranch
 
         if self.first is not None and seed == self.cfg.seed:
             return self.first
         c = self.cfg
         keras.utils.set_random_seed(seed)
-        model = DocumentClassifier(self.vocab, self.labels, embedding_dim=c.embedding_dim, word_units=c.word_units,
-                                   sentence_units=c.sentence_units, attention_units=c.attention_units,
-                                   dropout=c.dropout, max_sentences=c.max_sentences, max_words=c.max_words,
-                                   split_long=True, tfidf=c.tfidf, tfidf_l2=c.tfidf_l2, tfidf_scale=c.tfidf_scale,
-                                   tfidf_terms=self.terms, tfidf_max_terms=c.tfidf_max_terms,
-                                   tfidf_ngrams=c.tfidf_ngrams, tfidf_dropout=c.tfidf_dropout,  # check(): only with terms
-                                   training_config={"seed": seed, "dataset": c.dataset})
+        model = DocumentClassifier(
+            self.vocab, self.labels,
+            HANNetwork(c.embedding_dim, c.word_units, c.sentence_units, c.attention_units, c.dropout),
+            DocumentShape(c.max_sentences, c.max_words, split_long=True),
+            TfidfBranch(c.tfidf, c.tfidf_l2, c.tfidf_scale, self.terms, c.tfidf_max_terms, c.tfidf_ngrams,
+                        c.tfidf_dropout),  # check(): the last two only with terms
+            training_config={"seed": seed, "dataset": c.dataset})
         model.word_encoder.embedding.trainable = not c.freeze_embeddings  # before compile and any --resume
         if c.tfidf:
             model.sparse_classifier.trainable = not c.freeze_tfidf
