@@ -35,7 +35,7 @@ def build(policy="float32", jit=False, args=None):
 
     keras.mixed_precision.set_global_policy(policy)
     keras.utils.set_random_seed(0)
-    model = CaptionDecoderModel(args.vocab, 1280, projection_dim=512, embedding_dim=256, units=512,
+    model = CaptionDecoderModel.of(args.vocab, 1280, projection_dim=512, embedding_dim=256, units=512,
                                 attention_units=256, dropout=0.5)
     model.compile(optimizer=keras.optimizers.Adam(4e-4, clipnorm=5.0), loss=masked_sparse_ce, jit_compile=jit)
     keras.mixed_precision.set_global_policy("float32")

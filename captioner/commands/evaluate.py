@@ -64,7 +64,103 @@ def register(subparsers):
         add_dev_options(t)
         t.add_argument("--output", default=None, help="the report as JSON (written atomically)")
         t.set_defaults(func=run_classifier, registry=registry)
+    add_text_tasks(tasks)
     p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+TEXT_DOC = """`captioner evaluate translate|transliterate --model M --data ...`: a Seq2Seq model (or an ensemble)
+through `Translator.translate`, the path `captioner translate` / `transliterate` runs, at the model's beam
+and length penalty (or --beam-size, --alpha). translate: sacreBLEU (13a) against every reference of each
+source, cased (no -lc) for a model that writes case, with the lower-cased BLEU beside it, on the split the
+training reports (--split eval: Multi30k val, the anki test bucket, parallel --eval files) or the one that
+selected the model (--split dev: the last --dev-size Multi30k train lines, the anki dev bucket, parallel
+--dev files). transliterate: top-1 / top-5 accuracy and character error rate on a Dakshina lexicon
+(a romanization may have several right native spellings)."""
+
+
+def add_text_tasks(tasks):
+    def common(t, registry):
+        t.add_argument("--model", default=None, help=f"the model (default: the bundled one of `captioner {registry}`)")
+        t.add_argument("--beam-size", type=int, default=None, help="default: the model's")
+        t.add_argument("--alpha", type=float, default=None, help="default: the model's")
+        t.add_argument("--limit", type=int, default=None, help="the first N sources")
+        t.add_argument("--output", default=None, help="the report as JSON (written atomically)")
+
+    t = tasks.add_parser("translate", help="a translator on a parallel corpus's held-out split: sacreBLEU",
+                         description=TEXT_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--format", required=True, choices=("multi30k", "anki", "parallel"),
+                   help="as `captioner train translate --format`")
+    t.add_argument("--data", required=True, help="multi30k: the folder; anki: the TSV file; parallel: SRC,TGT "
+                   "training files (not read for the scores)")
+    t.add_argument("--source", default="en", help="multi30k source language")
+    t.add_argument("--target", default="de", help="multi30k target language")
+    t.add_argument("--reverse", action="store_true", help="anki: column 2 -> column 1")
+    t.add_argument("--eval", default=None, help="parallel: SRC,TGT files of the held-out set")
+    t.add_argument("--dev", default=None, help="parallel: SRC,TGT files of the dev set (default: --eval)")
+    t.add_argument("--dev-size", type=int, default=1000, help="multi30k: train lines the training held out as dev")
+    t.add_argument("--split", default="eval", choices=("eval", "dev"))
+    common(t, "translate")
+    t.set_defaults(func=run_translate)
+    t = tasks.add_parser("transliterate", help="a transliteration model on a Dakshina lexicon: top-1/top-5, CER",
+                         description=TEXT_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--data", required=True, help="a Dakshina lexicon TSV (native, romanized, count)")
+    common(t, "transliterate")
+    t.set_defaults(func=run_transliterate)
+
+
+def _text_model(args, registry, check=None):
+    from captioner.bundled import default_path
+    from captioner.errors import check_search_options
+    from captioner.models.seq2seq import load_translator
+
+    check_search_options(args)
+    path = args.model or default_path(registry)
+    model = load_translator(path)
+    if check:
+        check(model, path)
+    beam = args.beam_size or model.beam_size
+    alpha = model.alpha if args.alpha is None else args.alpha
+    return path, model, beam, alpha
+
+
+def _report(args, task, path, scores):
+    from captioner.io import write_json
+
+    report = {"task": task, "model": path, **scores,
+              "command": "captioner " + " ".join(getattr(args, "argv", None) or sys.argv[1:])}
+    print(json.dumps(scores, ensure_ascii=False))
+    if args.output:
+        write_json(args.output, report)
+    return 0
+
+
+def run_translate(args):
+    from captioner.errors import InputError
+    from captioner.training.translation_data import evaluate_bleu, grouped_references, load_translation_data
+
+    path, model, beam, alpha = _text_model(args, "translate")
+    if args.format == "parallel" and not args.eval:
+        raise InputError("--format parallel needs --eval SRC,TGT (and --data SRC,TGT as training took it)")
+    data = argparse.Namespace(**vars(args), dev_fraction=0.03, test_fraction=0.05)
+    if args.format == "parallel":
+        data.data = args.eval  # the training files are not read: only the held-out ones score
+    _, dev, held_out, split, _, _ = load_translation_data(data)
+    pairs = dev if args.split == "dev" else held_out
+    tokenizer = model.target_tokenizer
+    cased = not tokenizer.get("lower", True) or bool(tokenizer.get("truecase"))  # the model writes case
+    scores, _ = evaluate_bleu(model, grouped_references(pairs), beam, alpha, limit=args.limit, cased=cased)
+    return _report(args, "translate", path, {"split": split if args.split == "eval" else "dev", **scores})
+
+
+def run_transliterate(args):
+    from captioner.data.dakshina import load_dakshina, romanized_lexicon
+    from captioner.inference.transliteration import evaluate_transliteration
+    from captioner.models.seq2seq import check_transliterator
+
+    path, model, beam, alpha = _text_model(args, "transliterate", check_transliterator)
+    scores, _ = evaluate_transliteration(model, romanized_lexicon(load_dakshina(args.data)), beam, alpha,
+                                         limit=args.limit)
+    return _report(args, "transliterate", path, {"data": os.path.basename(args.data), "alpha": alpha, **scores})
 
 
 def evaluate_caption(model, corpus, *, split="dev", style=None, beam_size=None, alpha=None, objects=True,

@@ -309,7 +309,7 @@ def build_ensemble(paths, combine=None, beam_size=None, alpha=None):
                                                "ensemble_of": [os.path.basename(p) for p in paths], "combine": combine})
     keras.backend.clear_session(free_memory=False)
     try:
-        return Seq2SeqEnsemble(models, combine=combine, beam_size=beam_size, alpha=alpha)
+        return Seq2SeqEnsemble.of(models, combine=combine, beam_size=beam_size, alpha=alpha)
     except ValueError as exc:  # "member i has other vocabularies / another tokenizer than member 0"
         raise InputError(f"{' '.join(paths)}: {exc}") from None
 

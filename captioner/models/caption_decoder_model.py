@@ -4,12 +4,15 @@ Works on cached backbone features, so training never runs the CNN. The same obje
 through the one `Generator`, and `ImageCaptioner` wraps it with a backbone for pixels.
 """
 
+import dataclasses
+
 import keras
 import numpy as np
 import tensorflow as tf
 
 from captioner.decoding import Decoding, Generator, Steering
 from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, DecoderDesign, doubly_stochastic_penalty
+from captioner.settings_groups import GroupedSettings
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
 # The model kinds of the Show-Attend-Tell paper comparison.
@@ -63,8 +66,23 @@ class CaptionSearchMixin:
         return np.full((batch_size,), self.styles[style], np.int32)
 
 
+@dataclasses.dataclass(frozen=True)
+class CaptionNetwork:
+    """The shape of the caption decoder: ``kind`` (`KINDS`: soft attention over the grid, or the
+    pooled fc vector), the annotations' projection, word embeddings, LSTM and attention units,
+    dropout, and the doubly stochastic attention penalty's weight (Xu et al. 2015, eq. 14)."""
+
+    kind: str = "attention"
+    projection_dim: int = 512
+    embedding_dim: int = 256
+    units: int = 512
+    attention_units: int = 256
+    dropout: float = 0.5
+    attention_lambda: float = 1.0
+
+
 @keras.saving.register_keras_serializable(package="captioner")
-class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
+class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
     """(annotations (B, R, D), input tokens (B, T)) -> logits (B, T, V).
 
     annotations are the backbone grid (R = h*w) for kind "attention" and the pooled vector
@@ -73,10 +91,14 @@ class CaptionDecoderModel(CaptionSearchMixin, keras.Model):
     penalty lambda * sum_i (1 - sum_t alpha_ti)^2 (Xu et al. eq. 14) is added as a loss.
     """
 
-    def __init__(self, vocab_size, annotation_dim, kind="attention", projection_dim=512,
-                 embedding_dim=256, units=512, attention_units=256, dropout=0.5,
-                 attention_lambda=1.0, copy_tags=None, tag_vectors=None, styles=None, **kwargs):
+    GROUPS = {"network": CaptionNetwork}  # `CaptionDecoderModel.of(vocab_size, annotation_dim, units=8, ...)`
+
+    def __init__(self, vocab_size, annotation_dim, network: CaptionNetwork | None = None, copy_tags=None,
+                 tag_vectors=None, styles=None, **kwargs):
         super().__init__(**kwargs)
+        net = network or CaptionNetwork()
+        kind, projection_dim, embedding_dim, units = net.kind, net.projection_dim, net.embedding_dim, net.units
+        attention_units, dropout, attention_lambda = net.attention_units, net.dropout, net.attention_lambda
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
         self.vocab_size = vocab_size

@@ -58,6 +58,21 @@ class Response:
     word_attention: np.ndarray | None = None  # attend="words": (len(words) + 1, turns read, max_words)
 
 
+@dataclasses.dataclass(frozen=True)
+class DialogueNetwork:
+    """The shape of the hierarchical encoder-decoder (HRED, Serban et al. 2016, with attention):
+    word embeddings, each utterance's BiGRU units, the context GRU's, the decoder's, the attention
+    MLPs', dropout; ``attend``: the decoder attends over the "turns" (context states) or the "words"."""
+
+    embedding_dim: int = 64
+    units: int = 64
+    context_units: int = 128
+    decoder_units: int = 256
+    attention_units: int = 128
+    dropout: float = 0.2
+    attend: str = "turns"
+
+
 @keras.saving.register_keras_serializable(package="captioner")
 class DialogueResponder(TextTaskModel, keras.Model):
     """Training: {"context" (B, N, W), "tokens" (B, T)} -> logits (B, T, V).
@@ -66,10 +81,14 @@ class DialogueResponder(TextTaskModel, keras.Model):
     model_kind = "a dialogue response model"
     train_hint = " (train one with `captioner train respond`)"
 
-    def __init__(self, vocabulary, embedding_dim=64, units=64, context_units=128, decoder_units=256,
-                 attention_units=128, dropout=0.2, context_turns=3, max_words=30, beam_size=4, alpha=1.0,
-                 max_length=40, attend="turns", training_config=None, **kwargs):
+    GROUPS = {"network": DialogueNetwork}  # `DialogueResponder.of(vocabulary, units=10, ...)`: flat settings
+
+    def __init__(self, vocabulary, network: DialogueNetwork | None = None, context_turns=3, max_words=30, beam_size=4,
+                 alpha=1.0, max_length=40, training_config=None, **kwargs):
         super().__init__(**kwargs)
+        net = network or DialogueNetwork()
+        embedding_dim, units, context_units = net.embedding_dim, net.units, net.context_units
+        decoder_units, attention_units, dropout, attend = net.decoder_units, net.attention_units, net.dropout, net.attend
         self.vocabulary = Vocabulary.coerce(vocabulary)
         missing = [t for t in SPEAKER_TOKENS.values() if t not in self.vocabulary]
         if missing:

@@ -144,14 +144,33 @@ class _TextPairAPI(Calibrated, TextTaskModel):
         return out
 
 
+@dataclasses.dataclass(frozen=True)
+class PairNetwork:
+    """The shape of the ESIM-style classifier: embeddings, the BiGRU's units, the local-inference
+    and hidden layers' units, dropout; ``use_pair_features``: the hand-made overlap features (and
+    the lexicon's, given one) join the pooled vector; ``relatedness_weight`` > 0: SICK's relatedness
+    score is also regressed from the hidden layer, an auxiliary loss of this weight (training only)."""
+
+    embedding_dim: int = 128
+    units: int = 128
+    hidden_units: int = 128
+    dropout: float = 0.3
+    use_pair_features: bool = True
+    relatedness_weight: float = 0.0
+
+
 @keras.saving.register_keras_serializable(package="captioner")
 class EntailmentClassifier(_TextPairAPI, keras.Model):
     """{"premise" (B, P), "hypothesis" (B, H), "features" (B, F)} -> logits (B, 3)."""
 
-    def __init__(self, vocabulary, embedding_dim=128, units=128, hidden_units=128, dropout=0.3,
-                 use_pair_features=True, lexicon=None, max_length=60, relatedness_weight=0.0,
-                 relations=None, training_config=None, **kwargs):
+    GROUPS = {"network": PairNetwork}  # `EntailmentClassifier.of(vocabulary, units=8, ...)`: flat settings
+
+    def __init__(self, vocabulary, network: PairNetwork | None = None, lexicon=None, relations=None, max_length=60,
+                 training_config=None, **kwargs):
         super().__init__(**kwargs)
+        net = network or PairNetwork()
+        embedding_dim, units, hidden_units, dropout = net.embedding_dim, net.units, net.hidden_units, net.dropout
+        use_pair_features, relatedness_weight = net.use_pair_features, net.relatedness_weight
         self.vocabulary = Vocabulary.coerce(vocabulary)
         self.embedding_dim = embedding_dim
         self.units = units

@@ -47,6 +47,7 @@ A saved model holds its vocabulary and level in its config::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import keras
@@ -103,6 +104,22 @@ def bits_per_token(nll_sum, count):
     return nll_sum / count / math.log(2)
 
 
+@dataclasses.dataclass(frozen=True)
+class LMNetwork:
+    """The shape of a language model: ``arch`` "rnn" (embeddings, one recurrent ``cell`` of
+    ``units``) or "transformer" (GPT-style: ``num_layers`` blocks of ``num_heads`` heads, width
+    ``units``, a ``context`` of tokens; embeddings tied to the width), and dropout."""
+
+    arch: str = "rnn"
+    embedding_dim: int = 64
+    units: int = 512
+    cell: str = "lstm"
+    dropout: float = 0.0
+    num_layers: int = 4
+    num_heads: int = 4
+    context: int = 128
+
+
 @keras.saving.register_keras_serializable(package="captioner")
 class LanguageModel(TextTaskModel, keras.Model):
     """Training: {"tokens": (B, T)} -> next-token logits (B, T, V).
@@ -111,9 +128,14 @@ class LanguageModel(TextTaskModel, keras.Model):
     model_kind = "a language model"
     train_hint = " (make one with `captioner train lm`)"
 
-    def __init__(self, vocabulary, level="char", embedding_dim=64, units=512, cell="lstm", dropout=0.0,
-                 window=256, training_config=None, arch="rnn", num_layers=4, num_heads=4, context=128, **kwargs):
+    GROUPS = {"network": LMNetwork}  # `LanguageModel.of(vocabulary, level="word", units=8, ...)`: flat settings
+
+    def __init__(self, vocabulary, level="char", network: LMNetwork | None = None, window=256, training_config=None,
+                 **kwargs):
         super().__init__(**kwargs)
+        net = network or LMNetwork()
+        arch, embedding_dim, units, cell, dropout = net.arch, net.embedding_dim, net.units, net.cell, net.dropout
+        num_layers, num_heads, context = net.num_layers, net.num_heads, net.context
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
         if arch not in ARCHS:

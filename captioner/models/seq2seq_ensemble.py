@@ -15,6 +15,8 @@ a single model. Decoding settings default to the first member's. Training is per
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 import tensorflow as tf
 
@@ -22,11 +24,16 @@ from captioner.decoding.ensemble import EnsembleDecoder
 from captioner.decoding.generator import Generator
 from captioner.decoding.rescoring import rescorer_from_config
 from captioner.models.ensemble import MemberEnsemble
-from captioner.models.seq2seq import Seq2Seq, Translator
+from captioner.models.seq2seq import Seq2Seq, Seq2SeqOutput, Translator
 from captioner.text.vocabulary import PAD_ID, START_ID
 
 _SHARED = ("source_tokenizer", "target_tokenizer", "kind", "extractive")
-_SETTINGS = ("beam_size", "alpha", "max_length", "replace_unk", "coverage_penalty", "no_repeat_ngram", "copy_distinct")
+_SETTINGS = tuple(f.name for f in dataclasses.fields(Seq2SeqOutput))  # beam_size, alpha, ..., copy_distinct
+
+# the ensemble's own output settings: `Seq2SeqOutput`'s fields, each None for the first member's
+EnsembleOutput = dataclasses.make_dataclass("EnsembleOutput", [(name, object, None) for name in _SETTINGS],
+                                            frozen=True)
+EnsembleOutput.__doc__ = "`Seq2SeqOutput`'s settings for an ensemble: each None for the first member's."
 
 
 @keras.saving.register_keras_serializable(package="captioner")
@@ -45,9 +52,10 @@ class Seq2SeqEnsemble(MemberEnsemble, Translator):
         return {"vocabularies": lambda m: (tuple(m.source_vocabulary.tokens), tuple(m.target_vocabulary.tokens)),
                 **{name: (lambda m, name=name: getattr(m, name)) for name in _SHARED}}
 
-    def __init__(self, members, combine="product", beam_size=None, alpha=None, max_length=None, replace_unk=None,
-                 coverage_penalty=None, no_repeat_ngram=None, copy_distinct=None, rescorer=None, training_config=None,
-                 shared=None, **kwargs):
+    GROUPS = {"output": EnsembleOutput}  # `Seq2SeqEnsemble.of(members, beam_size=4)`: flat settings
+
+    def __init__(self, members, combine="product", output: EnsembleOutput | None = None, rescorer=None,
+                 training_config=None, shared=None, **kwargs):
         super().__init__(**kwargs)
         members = self.take_members(members, shared, combine)
         first = members[0]
@@ -55,8 +63,7 @@ class Seq2SeqEnsemble(MemberEnsemble, Translator):
         self.kind = first.kind
         self.source_tokenizer, self.target_tokenizer = first.source_tokenizer, first.target_tokenizer
         self.max_source_length = min(m.max_source_length for m in members)
-        given = dict(beam_size=beam_size, alpha=alpha, max_length=max_length, replace_unk=replace_unk,
-                     coverage_penalty=coverage_penalty, no_repeat_ngram=no_repeat_ngram, copy_distinct=copy_distinct)
+        given = dataclasses.asdict(output or EnsembleOutput())
         for name in _SETTINGS:
             value = getattr(first, name) if given[name] is None else given[name]
             setattr(self, name, type(getattr(first, name))(value))

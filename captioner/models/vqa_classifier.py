@@ -41,23 +41,51 @@ saying which of the N images each question is about (so a batch of questions abo
 images projects each image once). Without it, N == B.
 """
 
+import dataclasses
+
 import keras
 import numpy as np
 import tensorflow as tf
 
 from captioner.layers.stacked_attention import StackedAttention
 from captioner.models.compiled import compiled_method
+from captioner.settings_groups import GroupedSettings
 
 KINDS = {"attention": "grid", "baseline": "pooled", "blind": "pooled"}  # kind -> backbone feature it reads
 FUSIONS = ("sum", "product")
 
 
+@dataclasses.dataclass(frozen=True)
+class VQANetwork:
+    """The shape of the answer classifier: ``kind`` (attention, baseline or blind: `KINDS`),
+    attention ``hops``, question embeddings and LSTM units, attention units, dropout, a ReLU hidden
+    layer (0: none), a frozen PCA of the image features to ``reduce_dim`` (0: none), how question and
+    image are fused ("sum" or "product"), and ``question_words``: the question vector also sees the
+    average of its word embeddings."""
+
+    kind: str = "attention"
+    hops: int = 2
+    embedding_dim: int = 128
+    units: int = 256
+    attention_units: int = 256
+    dropout: float = 0.5
+    hidden_units: int = 0
+    reduce_dim: int = 0
+    fusion: str = "sum"
+    question_words: bool = False
+
+
 @keras.saving.register_keras_serializable(package="captioner")
-class VQAClassifier(keras.Model):
-    def __init__(self, vocab_size, num_answers, image_dim, kind="attention", hops=2, embedding_dim=128,
-                 units=256, attention_units=256, dropout=0.5, hidden_units=0, reduce_dim=0,
-                 fusion="sum", question_words=False, **kwargs):
+class VQAClassifier(GroupedSettings, keras.Model):
+    GROUPS = {"network": VQANetwork}  # `VQAClassifier.of(vocab_size, answers, image_dim, hops=1, ...)`: flat
+
+    def __init__(self, vocab_size, num_answers, image_dim, network: VQANetwork | None = None, **kwargs):
         super().__init__(**kwargs)
+        net = network or VQANetwork()
+        kind, hops, embedding_dim, units, attention_units = (net.kind, net.hops, net.embedding_dim, net.units,
+                                                             net.attention_units)
+        dropout, hidden_units, reduce_dim, fusion = net.dropout, net.hidden_units, net.reduce_dim, net.fusion
+        question_words = net.question_words
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
         self.vocab_size = int(vocab_size)

@@ -29,7 +29,7 @@ def build_tiny_captioner(path, seed=0, steps=150):
     rng = np.random.default_rng(seed)
     annotations = rng.random((n, 49, 8)).astype("float32")  # (n, R, C) like the tiny grid
 
-    decoder = CaptionDecoderModel(len(vocab), 8, kind="attention", projection_dim=16, embedding_dim=8,
+    decoder = CaptionDecoderModel.of(len(vocab), 8, kind="attention", projection_dim=16, embedding_dim=8,
                                   units=16, attention_units=8, dropout=0.0)
     decoder.compile(optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_ce)
     decoder.fit({"annotations": annotations, "tokens": tokens}, targets, batch_size=8, epochs=1, verbose=0)

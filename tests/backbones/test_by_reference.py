@@ -24,7 +24,7 @@ from captioner.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 def lite0_captioner():
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(SPECIAL_TOKENS + ("a", "dog", "runs"))
-    decoder = CaptionDecoderModel(len(vocab), annotation_dim=1280, kind="attention", projection_dim=8,
+    decoder = CaptionDecoderModel.of(len(vocab), annotation_dim=1280, kind="attention", projection_dim=8,
                                   embedding_dim=8, units=8, attention_units=8, dropout=0.0)
     return ImageCaptioner(get_backbone("efficientnet_lite0").feature_model, decoder, vocab, beam_size=2, max_length=4)
 

@@ -17,7 +17,7 @@ ANSWERS = ["red", "blue", "yes", "no", "circle", "square"]
 def _tiny_model(path):
     backbone = tiny_backbone(channels=8, two_layers=False, seed=0)  # 32x32 -> (4, 4, 8)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape"))
-    clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
+    clf = VQAClassifier.of(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
                         units=10, attention_units=7, dropout=0.0)
     VQAModel(backbone, clf, vocab, ANSWERS).save(path)
     return path
@@ -195,7 +195,7 @@ def test_dont_know_rule_in_single_and_batch_mode(tmp_path, capsys):
     """A model with a "don't know" rule says so (with its best guess) instead of answering."""
     backbone = tiny_backbone(channels=8, two_layers=False, seed=0)  # 32x32 -> (4, 4, 8)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "what", "color", "is", "the", "shape", "why"))
-    clf = VQAClassifier(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
+    clf = VQAClassifier.of(len(vocab), len(ANSWERS), image_dim=8, kind="attention", hops=2, embedding_dim=6,
                         units=10, attention_units=7, dropout=0.0)
     # an untrained model: top probability ~1/6, below a threshold of 0.9 -> "don't know" for every question
     path = str(tmp_path / "rule.keras")

@@ -14,7 +14,7 @@ from captioner.text import Vocabulary
 def model_path(tmp_path_factory):
     keras.utils.set_random_seed(0)
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "man", "is", "not", "playing"))
-    model = EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8)
+    model = EntailmentClassifier.of(v, embedding_dim=8, units=8, hidden_units=8)
     path = tmp_path_factory.mktemp("entail_cli") / "tiny.keras"
     model.save(path)
     return str(path)
@@ -56,7 +56,7 @@ def test_attention_dir_and_word_relations(tmp_path):
     v = Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "a", "man", "person", "is", "not", "playing"))
     relations = {"base": {}, "synonym": {}, "antonym": {}, "hypernym": {"man": {"person": 1}}, "parents": {}}
     path = tmp_path / "kim.keras"
-    EntailmentClassifier(v, embedding_dim=8, units=8, hidden_units=8, relations=relations).save(path)
+    EntailmentClassifier.of(v, embedding_dim=8, units=8, hidden_units=8, relations=relations).save(path)
     src = tmp_path / "pairs.tsv"
     src.write_text("A man is playing\tA person is playing\nno tab\nA man\tA man is not playing\n", encoding="utf-8")
     out, att = tmp_path / "out.jsonl", tmp_path / "att"

@@ -15,9 +15,9 @@ SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
 def models(tmp_path_factory):
     keras.utils.set_random_seed(0)
     d = tmp_path_factory.mktemp("lm_cli")
-    char = LanguageModel(SPECIALS + list("abc \n:"), level="char", embedding_dim=4, units=6)
-    word = LanguageModel(SPECIALS + ["a", "dog", "runs", "cat"], level="word", embedding_dim=4, units=6)
-    gpt = LanguageModel(SPECIALS + list("abc \n:"), level="char", arch="transformer", units=4, num_layers=1,
+    char = LanguageModel.of(SPECIALS + list("abc \n:"), level="char", embedding_dim=4, units=6)
+    word = LanguageModel.of(SPECIALS + ["a", "dog", "runs", "cat"], level="word", embedding_dim=4, units=6)
+    gpt = LanguageModel.of(SPECIALS + list("abc \n:"), level="char", arch="transformer", units=4, num_layers=1,
                         num_heads=2, context=4)
     char.save(d / "char.keras")
     word.save(d / "word.keras")

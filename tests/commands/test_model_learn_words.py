@@ -36,7 +36,7 @@ def write_photo(path, colour, rng):
 def setup(tmp_path):
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(SPECIAL_TOKENS + WORDS)
-    model = ImageCaptioner(colour_backbone(), CaptionDecoderModel(len(vocab), annotation_dim=1280, kind="attention",
+    model = ImageCaptioner(colour_backbone(), CaptionDecoderModel.of(len(vocab), annotation_dim=1280, kind="attention",
                                                                   projection_dim=8, embedding_dim=8, units=8,
                                                                   attention_units=8, dropout=0.0),
                            vocab, beam_size=2, max_length=5)

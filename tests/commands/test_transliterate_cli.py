@@ -10,18 +10,7 @@ from captioner.cli import main
 from captioner.models.seq2seq import Seq2Seq
 from captioner.text import Vocabulary
 
-LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
-DEVANAGARI = tuple("अकगतनमरलसािीे्ं")
-
-
-def tiny_transliterator(beam_size=3, max_length=8):
-    """A random-weight Latin -> Devanagari character model (seed 0)."""
-    keras.utils.set_random_seed(0)
-    specials = ("<pad>", "<start>", "<end>", "<unk>")
-    return Seq2Seq.of(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
-                   attention_units=8, dropout=0.0, beam_size=beam_size, max_length=max_length, max_source_length=20,
-                   source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
-                   replace_unk=False)
+from support.translit import DEVANAGARI, tiny_transliterator
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ KEYS = {"tokens", "lengths", "scores", "log_probs", "finished", "attention"}
 
 def _caption_model(kind="attention"):
     keras.utils.set_random_seed(0)
-    return CaptionDecoderModel(len(WORDS) + 4, 10, kind=kind, projection_dim=12, embedding_dim=8, units=16,
+    return CaptionDecoderModel.of(len(WORDS) + 4, 10, kind=kind, projection_dim=12, embedding_dim=8, units=16,
                                attention_units=8, dropout=0.0)
 
 

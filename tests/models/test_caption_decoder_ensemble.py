@@ -24,7 +24,7 @@ V = len(SPECIAL_TOKENS) + len(WORDS)
 
 def member(seed, vocab_size=V, annotation_dim=12, kind="attention"):
     keras.utils.set_random_seed(seed)
-    return CaptionDecoderModel(vocab_size, annotation_dim=annotation_dim, kind=kind, projection_dim=8,
+    return CaptionDecoderModel.of(vocab_size, annotation_dim=annotation_dim, kind=kind, projection_dim=8,
                                embedding_dim=8, units=16, attention_units=8, dropout=0.0)
 
 

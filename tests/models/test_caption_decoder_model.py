@@ -21,7 +21,7 @@ def _model(policy):
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(policy)
     try:
-        model = CaptionDecoderModel(30, 10, projection_dim=12, embedding_dim=8, units=16,
+        model = CaptionDecoderModel.of(30, 10, projection_dim=12, embedding_dim=8, units=16,
                                     attention_units=8, dropout=0.0)
         model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=masked_sparse_ce)
     finally:
@@ -64,7 +64,7 @@ def _copy_model(vocab_size=30, class_words=None, seed=0):
         class_words = rng.integers(-1, vocab_size, size=1000)
     spec = check_copy_tags({"variant": "efficientnet_lite0", "class_words": class_words, "vector_dim": 5}, vocab_size)
     vectors = rng.normal(size=(vocab_size, 5)).astype("float32")
-    return CaptionDecoderModel(vocab_size, 1280, projection_dim=12, embedding_dim=8, units=16, attention_units=8,
+    return CaptionDecoderModel.of(vocab_size, 1280, projection_dim=12, embedding_dim=8, units=16, attention_units=8,
                                dropout=0.0, copy_tags=spec, tag_vectors=vectors), vectors
 
 
@@ -113,8 +113,8 @@ def test_copy_decoder_checks_its_spec():
         check_copy_tags({"variant": "efficientnet_lite0", "class_words": [30] * 1000, "vector_dim": 5}, 30)
     with pytest.raises(ValueError, match="reads 1280 features"):
         spec = check_copy_tags({"variant": "efficientnet_lite0", "class_words": [3] * 1000, "vector_dim": 5}, 30)
-        CaptionDecoderModel(30, 64, projection_dim=12, embedding_dim=8, units=16, attention_units=8, copy_tags=spec)
-    plain = CaptionDecoderModel(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
+        CaptionDecoderModel.of(30, 64, projection_dim=12, embedding_dim=8, units=16, attention_units=8, copy_tags=spec)
+    plain = CaptionDecoderModel.of(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
     with pytest.raises(ValueError, match="copy_tags decoder"):
         plain.transfer_input_embeddings([5])
 
@@ -141,7 +141,7 @@ def test_transfer_word_weights_maps_the_output_layer_too_and_skips_words_without
     biases are recovered when those are linear in the word vectors; words whose vector row is zero
     (no vector) are left out of the fit; a table of the wrong size is named."""
     keras.utils.set_random_seed(0)
-    model = CaptionDecoderModel(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
+    model = CaptionDecoderModel.of(30, 10, projection_dim=12, embedding_dim=8, units=16, attention_units=8)
     model.generate(np.zeros((1, 4, 10), np.float32), beam_size=1, max_length=2)  # builds the weights
     rng = np.random.default_rng(5)
     vectors = rng.normal(size=(30, 6))

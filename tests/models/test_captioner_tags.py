@@ -41,7 +41,7 @@ def captioners():
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(SPECIAL_TOKENS + WORDS)
     tagger = {"search": "constrained", "threshold": 0.5}
-    image = ImageCaptioner(espresso_backbone(), CaptionDecoderModel(len(vocab), annotation_dim=1280, kind="attention",
+    image = ImageCaptioner(espresso_backbone(), CaptionDecoderModel.of(len(vocab), annotation_dim=1280, kind="attention",
                                                                     projection_dim=8, embedding_dim=8, units=8,
                                                                     attention_units=8, dropout=0.0),
                            vocab, beam_size=2, max_length=5, tagger=tagger)
@@ -160,7 +160,7 @@ def test_the_vqa_model_answers_what_is_this_from_the_imagenet_head():
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(SPECIAL_TOKENS + ("what", "is", "this", "color", "animal"))
     answers = ["red", "blue", "dog"]
-    classifier = VQAClassifier(len(vocab), len(answers), image_dim=1280, kind="attention", hops=1, embedding_dim=4,
+    classifier = VQAClassifier.of(len(vocab), len(answers), image_dim=1280, kind="attention", hops=1, embedding_dim=4,
                                units=4, attention_units=4, dropout=0.0)
     model = VQAModel(espresso_backbone(), classifier, vocab, answers, tagger={"threshold": 0.5})
     photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)

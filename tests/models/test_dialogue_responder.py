@@ -58,7 +58,7 @@ def test_bad_contexts_are_refused():
     with pytest.raises(InputError, match="speaker 'BOT'"):
         model.respond([[("BOT", "hi")]])
     with pytest.raises(ValueError, match="speaker tokens"):
-        DialogueResponder(["<pad>", "<start>", "<end>", "<unk>", "a"])
+        DialogueResponder.of(["<pad>", "<start>", "<end>", "<unk>", "a"])
 
 
 @pytest.mark.slow  # a fresh Python imports TensorFlow: ~15-30 s

@@ -131,7 +131,7 @@ def test_ensemble_averages_member_probabilities_and_attention_and_loads_in_fresh
 
 
 def test_ensemble_members_must_read_the_same_input():
-    other = EntailmentClassifier(Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "cat")), embedding_dim=8,
+    other = EntailmentClassifier.of(Vocabulary(("<pad>", "<start>", "<end>", "<unk>", "cat")), embedding_dim=8,
                                  units=8, hidden_units=8)
     with pytest.raises(ValueError, match="member 2 reads its input differently"):
         EntailmentEnsemble([_model(), other])

@@ -19,7 +19,7 @@ SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
 def fixed_distribution_model(tokens, probs, level="char"):
     """A model whose every step predicts `probs` over `tokens` whatever it read: every weight 0
     but the output bias, log(probs) (-inf-ish for the specials)."""
-    model = LanguageModel(SPECIALS + tokens, level=level, embedding_dim=4, units=3)
+    model = LanguageModel.of(SPECIALS + tokens, level=level, embedding_dim=4, units=3)
     weights = [np.zeros_like(w) for w in model.get_weights()]
     bias = np.full(len(SPECIALS) + len(tokens), -1e9, np.float32)
     bias[len(SPECIALS):] = np.log(probs)
@@ -51,7 +51,7 @@ def test_perplexity_by_hand():
 
 def tiny_char_model(seed=0):
     keras.utils.set_random_seed(seed)
-    return LanguageModel(SPECIALS + list("abc \n"), level="char", embedding_dim=5, units=7)
+    return LanguageModel.of(SPECIALS + list("abc \n"), level="char", embedding_dim=5, units=7)
 
 
 def test_state_is_carried_across_windows():
@@ -152,7 +152,7 @@ def test_train_save_reload_in_a_fresh_process(tmp_path):
 def tiny_transformer(seed=0, context=6, level="char"):
     keras.utils.set_random_seed(seed)
     tokens = list("abc \n") if level == "char" else ["x", "y", "z"]
-    return LanguageModel(SPECIALS + tokens, level=level, arch="transformer", units=8, num_layers=2, num_heads=2,
+    return LanguageModel.of(SPECIALS + tokens, level=level, arch="transformer", units=8, num_layers=2, num_heads=2,
                          context=context)
 
 

@@ -28,13 +28,13 @@ def _seq2seq(seed):
 
 def _decoder(seed):
     keras.utils.set_random_seed(seed)
-    return CaptionDecoderModel(len(WORDS), 6, projection_dim=8, embedding_dim=8, units=8, attention_units=8,
+    return CaptionDecoderModel.of(len(WORDS), 6, projection_dim=8, embedding_dim=8, units=8, attention_units=8,
                                dropout=0.0)
 
 
 def _entail(seed):
     keras.utils.set_random_seed(seed)
-    return EntailmentClassifier(Vocabulary(WORDS), embedding_dim=8, units=8, hidden_units=8)
+    return EntailmentClassifier.of(Vocabulary(WORDS), embedding_dim=8, units=8, hidden_units=8)
 
 
 FAMILY = [(Seq2SeqEnsemble, _seq2seq), (CaptionDecoderEnsemble, _decoder), (EntailmentEnsemble, _entail)]

@@ -30,7 +30,7 @@ WORDS = ["a", "dog", "cat", "runs", "on", "the", "grass"]
 def tiny_captioner(kind="attention", seed=0):
     keras.utils.set_random_seed(seed)
     vocab = Vocabulary(SPECIAL_TOKENS + tuple(WORDS))
-    decoder = CaptionDecoderModel(len(vocab), annotation_dim=12, kind=kind, projection_dim=8, embedding_dim=8,
+    decoder = CaptionDecoderModel.of(len(vocab), annotation_dim=12, kind=kind, projection_dim=8, embedding_dim=8,
                                   units=16, attention_units=8, dropout=0.0)
     return ImageCaptioner(tiny_backbone(), decoder, vocab, beam_size=2, alpha=0.0, max_length=6,
                           training_config={"seed": seed})
@@ -119,7 +119,7 @@ def test_image_captioner_save_load_in_a_fresh_process_gives_the_same_captions(tm
 
 def test_inference_copy_is_float32_with_the_same_weights():
     vocab_size = len(SPECIAL_TOKENS) + len(WORDS)
-    decoder = CaptionDecoderModel(vocab_size, annotation_dim=12, kind="attention", projection_dim=8,
+    decoder = CaptionDecoderModel.of(vocab_size, annotation_dim=12, kind="attention", projection_dim=8,
                                   embedding_dim=8, units=16, attention_units=8, dropout=0.0, dtype="mixed_bfloat16")
     model = ImageCaptioner(tiny_backbone(), decoder, Vocabulary(SPECIAL_TOKENS + tuple(WORDS)))
     copy = inference_copy(model.decoder)
@@ -141,7 +141,7 @@ def test_without_classifier_drops_the_backbone_head_and_keeps_every_output(tmp_p
     keras.utils.set_random_seed(0)
     vocab = Vocabulary(SPECIAL_TOKENS + tuple(WORDS))
     if kind == "image":
-        head = CaptionDecoderModel(len(vocab), annotation_dim=12, kind="attention", projection_dim=8, embedding_dim=8,
+        head = CaptionDecoderModel.of(len(vocab), annotation_dim=12, kind="attention", projection_dim=8, embedding_dim=8,
                                    units=16, attention_units=8, dropout=0.0)
         model = ImageCaptioner(backbone_with_classifier(), head, vocab, beam_size=2, max_length=6)
         inputs = list(np.random.default_rng(1).integers(0, 256, (2, 32, 32, 3)).astype(np.uint8))

@@ -75,7 +75,7 @@ def test_negative_or_out_of_vocabulary_ids_from_python_are_refused():
             model(bad)
     with pytest.raises(InputError, match="source ids"):
         model.generate(np.array([[-3, 4]]))
-    lm = LanguageModel(["<pad>", "<start>", "<end>", "<unk>", "a"], level="word", embedding_dim=4, units=4)
+    lm = LanguageModel.of(["<pad>", "<start>", "<end>", "<unk>", "a"], level="word", embedding_dim=4, units=4)
     assert lm(np.array([[1, 4]])).shape == (1, 2, 5)
     with pytest.raises(InputError, match="token ids"):
         lm(np.array([[1, -1]]))

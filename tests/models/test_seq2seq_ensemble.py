@@ -34,7 +34,7 @@ def test_ensemble_of_one_translates_like_its_member():
 
 
 def test_save_load_same_outputs_and_settings(tmp_path):
-    ensemble = Seq2SeqEnsemble([_tiny(1), _tiny(2, units=24)], combine="mixture", beam_size=4, alpha=0.5)
+    ensemble = Seq2SeqEnsemble.of([_tiny(1), _tiny(2, units=24)], combine="mixture", beam_size=4, alpha=0.5)
     assert (ensemble.beam_size, ensemble.alpha, ensemble.max_length) == (4, 0.5, 8)
     path = tmp_path / "ensemble.keras"
     ensemble.save(path)

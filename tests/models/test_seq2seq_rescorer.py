@@ -82,7 +82,7 @@ def test_old_configs_have_no_rescorer_and_decode_as_before(plain, tmp_path):
 def test_save_load_in_a_fresh_process_in_safe_mode_gives_the_same_outputs(plain, tmp_path):
     lm_words = {"नमस्ते": 3, "घर": 2, "जा": 5, "रहा": 4, "कल": 1, "कमल": 1, "नमक": 2}
     rescorer = LexiconRescorer(lm_words, lm_order=3, weights={"lm": 0.5, "known": 1.0, "length": -0.1})
-    ens = Seq2SeqEnsemble([plain, _tiny(1)], beam_size=5, rescorer=rescorer)
+    ens = Seq2SeqEnsemble.of([plain, _tiny(1)], beam_size=5, rescorer=rescorer)
     plain_out = ens.translate(WORDS, rescore=False)
     want = ens.translate(WORDS)
     assert [r.model_scores for r in want] != [None] * len(WORDS)

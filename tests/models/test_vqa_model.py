@@ -100,7 +100,7 @@ def test_stacked_attention_hops_and_shared_images():
 
 def test_baseline_is_softmax_of_V_times_concatenated_encodings():
     keras.utils.set_random_seed(1)
-    clf = VQAClassifier(vocab_size=12, num_answers=3, image_dim=5, kind="baseline", embedding_dim=4, units=6,
+    clf = VQAClassifier.of(vocab_size=12, num_answers=3, image_dim=5, kind="baseline", embedding_dim=4, units=6,
                         dropout=0.0)
     rng = np.random.default_rng(1)
     pooled = rng.normal(size=(2, 5)).astype("float32")
@@ -119,12 +119,12 @@ def test_baseline_is_softmax_of_V_times_concatenated_encodings():
     clone = VQAClassifier.from_config(clf.get_config())
     assert clone.get_config() == clf.get_config()
     with pytest.raises(ValueError, match="kind"):
-        VQAClassifier(5, 2, 3, kind="mlp")
+        VQAClassifier.of(5, 2, 3, kind="mlp")
 
 
 def test_frozen_reduction_raw_and_reduced_features_agree():
     keras.utils.set_random_seed(2)
-    clf = VQAClassifier(vocab_size=12, num_answers=3, image_dim=8, kind="attention", hops=1, embedding_dim=4,
+    clf = VQAClassifier.of(vocab_size=12, num_answers=3, image_dim=8, kind="attention", hops=1, embedding_dim=4,
                         units=6, attention_units=5, dropout=0.0, hidden_units=7, reduce_dim=3)
     rng = np.random.default_rng(2)
     mean, components = rng.normal(size=8), np.linalg.qr(rng.normal(size=(8, 8)))[0][:, :3]

@@ -27,7 +27,7 @@ def test_eval_script_end_to_end(tmp_path):
                      ids=[p.name for p in images], progress=False)
     vocab = Vocabulary(list(SPECIAL_TOKENS) + "what color is the block there a red blue green".split())
     answers = ["red", "blue", "green", "yes", "no"]
-    clf = VQAClassifier(len(vocab), len(answers), image_dim=6, kind="attention", hops=2, embedding_dim=4, units=8,
+    clf = VQAClassifier.of(len(vocab), len(answers), image_dim=6, kind="attention", hops=2, embedding_dim=4, units=8,
                         attention_units=4, dropout=0.0)
     model_path = tmp_path / "m.keras"
     VQAModel(backbone.model, clf, vocab, answers, min_probability=0.5, question_starts=["is", "what"]).save(model_path)

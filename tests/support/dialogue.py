@@ -51,7 +51,7 @@ def tiny_responder(seed=0, train_epochs=0, context_turns=3, attend="turns"):
                  for d in make_dialogues(80, seed)]
     vocab = Vocabulary.build([utterance_tokens(u) for d in dialogues for _, u in d.turns])
     vocab = Vocabulary(vocab.tokens + tuple(SPEAKER_TOKENS.values()))
-    model = DialogueResponder(vocab, embedding_dim=12, units=10, context_units=10, decoder_units=24,
+    model = DialogueResponder.of(vocab, embedding_dim=12, units=10, context_units=10, decoder_units=24,
                               attention_units=10, dropout=0.0, context_turns=context_turns, max_words=10,
                               beam_size=3, max_length=10, attend=attend)
     if train_epochs:

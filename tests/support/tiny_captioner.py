@@ -20,7 +20,7 @@ WORDS = ["a", "dog", "cat", "runs", "on", "the", "grass", "beach", "red", "ball"
 def build_tiny_captioner(kind="attention", seed=0, max_length=6):
     keras.utils.set_random_seed(seed)
     vocab = Vocabulary(SPECIAL_TOKENS + tuple(WORDS))
-    decoder = CaptionDecoderModel(len(vocab), annotation_dim=12, kind=kind, projection_dim=8, embedding_dim=8,
+    decoder = CaptionDecoderModel.of(len(vocab), annotation_dim=12, kind=kind, projection_dim=8, embedding_dim=8,
                                   units=16, attention_units=8, dropout=0.0)
     return ImageCaptioner(tiny_backbone(), decoder, vocab, beam_size=2, alpha=0.0, max_length=max_length)
 

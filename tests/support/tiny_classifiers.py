@@ -19,7 +19,7 @@ def tiny_vqa_model(kind="attention", hops=2, seed=0):
 
     backbone = tiny_backbone(channels=8, two_layers=False, seed=seed)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + tuple(VQA_WORDS))
-    classifier = VQAClassifier(len(vocab), len(VQA_ANSWERS), image_dim=8, kind=kind, hops=hops,
+    classifier = VQAClassifier.of(len(vocab), len(VQA_ANSWERS), image_dim=8, kind=kind, hops=hops,
                                embedding_dim=6, units=10, attention_units=7, dropout=0.0)
     return VQAModel(backbone, classifier, vocab, VQA_ANSWERS, max_question_length=12)
 
@@ -36,4 +36,4 @@ def tiny_entailment(seed=0, **kw):
 
     keras.utils.set_random_seed(seed)
     vocab = Vocabulary(("<pad>", "<start>", "<end>", "<unk>") + ENTAILMENT_WORDS)
-    return EntailmentClassifier(vocab, embedding_dim=8, units=8, hidden_units=8, dropout=0.0, **kw)
+    return EntailmentClassifier.of(vocab, embedding_dim=8, units=8, hidden_units=8, dropout=0.0, **kw)

@@ -33,3 +33,22 @@ def write_dakshina(folder, n_train=300, n_dev=40, lang="hi"):
         lines = [f"{nat}\t{rom}\t{1 + i % 3}" for i, (rom, nat) in enumerate(rows)]
         (folder / f"{lang}.translit.sampled.{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return pairs
+
+
+LATIN = tuple("abcdefghijklmnopqrstuvwxyz")
+DEVANAGARI = tuple("अकगतनमरलसािीे्ं")
+
+
+def tiny_transliterator(beam_size=3, max_length=8):
+    """A random-weight Latin -> Devanagari character model (seed 0)."""
+    import keras
+
+    from captioner.models.seq2seq import Seq2Seq
+    from captioner.text import Vocabulary
+
+    keras.utils.set_random_seed(0)
+    specials = ("<pad>", "<start>", "<end>", "<unk>")
+    return Seq2Seq.of(Vocabulary(specials + LATIN), Vocabulary(specials + DEVANAGARI), embedding_dim=8, units=8,
+                   attention_units=8, dropout=0.0, beam_size=beam_size, max_length=max_length, max_source_length=20,
+                   source_tokenizer={"chars": True, "lower": True}, target_tokenizer={"chars": True, "lower": False},
+                   replace_unk=False)

@@ -85,7 +85,7 @@ def _decoder(seed=0):
     from captioner.models.caption_decoder_model import CaptionDecoderModel
 
     keras.utils.set_random_seed(seed)
-    return CaptionDecoderModel(len(VOCAB), annotation_dim=10, projection_dim=8, embedding_dim=8, units=8,
+    return CaptionDecoderModel.of(len(VOCAB), annotation_dim=10, projection_dim=8, embedding_dim=8, units=8,
                                attention_units=8, dropout=0.0)
 
 

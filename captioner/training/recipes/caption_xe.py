@@ -150,7 +150,7 @@ class Caption(Recipe):
         return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
 
     def build_model(self, seed):
-        from captioner.models.caption_decoder_model import CaptionDecoderModel, copy_tags_spec
+        from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionNetwork, copy_tags_spec
 
         c = self.cfg
         copy = {}
@@ -161,10 +161,9 @@ class Caption(Recipe):
             from captioner.data.caption_corpora import style_token
 
             copy["styles"] = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
-        return CaptionDecoderModel(len(self.vocab), annotation_dim=self.train_feats.shape[-1], kind=c.kind,
-                                   projection_dim=c.projection_dim, embedding_dim=c.embedding_dim, units=c.units,
-                                   attention_units=c.attention_units, dropout=c.dropout,
-                                   attention_lambda=c.attention_lambda, **copy)
+        network = CaptionNetwork(c.kind, c.projection_dim, c.embedding_dim, c.units, c.attention_units, c.dropout,
+                                 c.attention_lambda)
+        return CaptionDecoderModel(len(self.vocab), self.train_feats.shape[-1], network, **copy)
 
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)

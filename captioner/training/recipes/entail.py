@@ -171,15 +171,14 @@ class Entail(ClassifierRecipe):
     def build_model(self, seed):
         import keras
 
-        from captioner.models.entailment import EntailmentClassifier
+        from captioner.models.entailment import EntailmentClassifier, PairNetwork
 
         c = self.cfg
         keras.utils.set_random_seed(seed)
-        return EntailmentClassifier(self.vocab, embedding_dim=c.embedding_dim, units=c.units,
-                                    hidden_units=c.hidden_units, dropout=c.dropout,
-                                    use_pair_features=not c.no_pair_features, lexicon=self.lexicon,
-                                    max_length=c.max_source_length, relatedness_weight=c.relatedness_weight,
-                                    relations=self.relations, training_config={"seed": seed, "data": self.desc})
+        network = PairNetwork(c.embedding_dim, c.units, c.hidden_units, c.dropout,
+                              use_pair_features=not c.no_pair_features, relatedness_weight=c.relatedness_weight)
+        return EntailmentClassifier(self.vocab, network, lexicon=self.lexicon, relations=self.relations,
+                                    max_length=c.max_source_length, training_config={"seed": seed, "data": self.desc})
 
     @staticmethod
     def accuracy(model, xy):

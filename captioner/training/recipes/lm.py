@@ -142,13 +142,13 @@ class LanguageModelRecipe(Recipe):
         return {"vocab_size": len(self.vocab), "data": self.desc, **counts}
 
     def build_model(self, seed):
-        from captioner.models.language_model import LanguageModel
+        from captioner.models.language_model import LanguageModel, LMNetwork
 
         c = self.cfg
         transformer = {"arch": "transformer", "num_layers": c.num_layers, "num_heads": c.num_heads,
                        "context": c.seq_length + (c.level == "word")} if c.arch == "transformer" else {}
-        return LanguageModel(self.vocab, level=c.level, embedding_dim=c.embedding_dim, units=c.units, cell=c.cell,
-                             dropout=c.dropout, window=c.eval_window, **transformer,
+        network = LMNetwork(embedding_dim=c.embedding_dim, units=c.units, cell=c.cell, dropout=c.dropout, **transformer)
+        return LanguageModel(self.vocab, c.level, network, window=c.eval_window,
                              training_config={"task": "lm", "seed": c.seed, "data": self.desc})
 
     def optimizer(self):

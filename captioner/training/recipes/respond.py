@@ -111,17 +111,17 @@ class Respond(Recipe):
     def build_model(self, seed):
         import keras
 
-        from captioner.models.dialogue_responder import DialogueResponder
+        from captioner.models.dialogue_responder import DialogueNetwork, DialogueResponder
 
         if self.first is not None and seed == self.cfg.seed:
             return self.first
         c = self.cfg
         keras.utils.set_random_seed(seed)
-        return DialogueResponder(self.vocab, embedding_dim=c.embedding_dim, units=c.units,
-                                 context_units=c.context_units, decoder_units=c.decoder_units,
-                                 attention_units=c.attention_units, dropout=c.dropout, context_turns=c.context_turns,
-                                 max_words=c.max_words, beam_size=c.beam_size, alpha=c.alpha,
-                                 max_length=c.max_response + 10, attend=c.attend, training_config={"seed": seed})
+        network = DialogueNetwork(c.embedding_dim, c.units, c.context_units, c.decoder_units, c.attention_units,
+                                  c.dropout, c.attend)
+        return DialogueResponder(self.vocab, network, context_turns=c.context_turns, max_words=c.max_words,
+                                 beam_size=c.beam_size, alpha=c.alpha, max_length=c.max_response + 10,
+                                 training_config={"seed": seed})
 
     def steps_per_pass(self):
         return len(self.train_batches)

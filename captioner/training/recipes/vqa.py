@@ -129,13 +129,12 @@ class VQA(Recipe):
         return self.data
 
     def build_model(self, seed):
-        from captioner.models.vqa_classifier import VQAClassifier
+        from captioner.models.vqa_classifier import VQAClassifier, VQANetwork
 
         c = self.cfg
-        return VQAClassifier(len(self.vocab), len(self.answers), image_dim=self.sources["train"].dim, kind=c.kind,
-                             hops=c.hops, embedding_dim=c.embedding_dim, units=c.units,
-                             attention_units=c.attention_units, dropout=c.dropout, hidden_units=c.hidden_units,
-                             reduce_dim=c.reduce_dim, fusion=c.fusion, question_words=c.question_words)
+        network = VQANetwork(c.kind, c.hops, c.embedding_dim, c.units, c.attention_units, c.dropout, c.hidden_units,
+                             c.reduce_dim, c.fusion, c.question_words)
+        return VQAClassifier(len(self.vocab), len(self.answers), self.sources["train"].dim, network)
 
     def compile_args(self):
         return classifier_compile_args()
