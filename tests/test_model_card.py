@@ -158,3 +158,38 @@ def test_a_saved_card_makes_absolute_paths_relative(tmp_path, monkeypatch):
                              + os.path.relpath("/data/flickr8k", tmp_path)]
     assert saved.data == {"data_dir": "data", "url": "https://example.org/x"}
     assert saved.config["output_dir"] == "runs/a"
+
+
+def _card_build_commands():
+    import glob
+    import os
+
+    for model in sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "assets", "models", "*.keras"))):
+        path = model[: -len(".keras")] + ".json"  # the card beside each bundled model
+        with open(path, encoding="utf-8") as f:
+            for line in json.load(f).get("command") or []:
+                yield os.path.basename(path), line
+
+
+def test_every_card_build_command_is_a_product_command_that_parses():
+    """Issue 70 item 5: the build commands a card lists rerun from a clone: each `captioner ...` step
+    parses with the CLI's own parser, and none runs a script of scripts/experiments/ (the product
+    commands do what they did: `captioner model ensemble`, `captioner evaluate`)."""
+    import re
+    import shlex
+
+    from captioner.cli import build_parser
+
+    parser = build_parser()
+    seen = 0
+    for card, line in _card_build_commands():
+        assert "scripts/experiments/" not in line, f"{card}: {line[:120]}"
+        for step in re.split(r"\s*(?:&&|;|\|)\s*", line.split("  #")[0]):
+            words = shlex.split(step)
+            if words[:1] == ["captioner"] and words[1:2] != ["train"]:  # train: tests/training/test_train_options.py
+                try:
+                    parser.parse_args(words[1:])
+                except SystemExit:
+                    raise AssertionError(f"{card}: `{step}` does not parse") from None
+                seen += 1
+    assert seen >= 20
