@@ -42,18 +42,6 @@ only to the positions after j, in training and in decoding alike, so an output i
 words in their order, none twice. When no position is left the step stops. With
 ``initial_state["stop_after"]`` (B, R) bool, an output may end only after a position marked
 True (and not before its first word): a headline does not end on "to" or "their".
-
-``copy_tags=G`` (G > 0) makes it a copy decoder over object tags (LSTM-C, Yao et al. 2017,
-"Incorporating Copying Mechanism in Image Captioning for Learning Novel Objects"): the switch
-mixes the vocabulary distribution with a second, small attention over K tag words (an image's
-object tags: their ids, probabilities and G-dimensional word vectors come with the initial state,
-``initial_state["tag_ids"]`` (B, K), ``["tag_probs"]`` (B, K) (0: no tag) and ``["tag_vectors"]``
-(B, K, G)): P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{k: tag_k = w} beta_k, beta = softmax_k(
-v^T tanh(W_t [g_k ; p_k] + W_s s_t)). The copy attention scores a tag by its word vector and
-probability, never by its id, so a tag word the decoder never saw in training is copied as
-readily as a seen one (the point of the mechanism: novel objects). An image without tags
-decodes from the vocabulary alone (p_gen = 1). The image attention is unchanged and is what
-``alpha`` reports.
 """
 
 import dataclasses
@@ -84,10 +72,9 @@ class DecoderDesign:
 class CopyMechanism:
     """What the decoder may copy besides its vocabulary (none by default): ``pointer`` the attended
     source words, ``positions_from`` > 0 (with a pointer) the source positions (an extractive
-    pointer network), ``copy_tags`` = G > 0 an image's object tags by their G-d word vectors."""
+    pointer network)."""
 
     pointer: bool = False
-    copy_tags: int = 0
     positions_from: int = 0
 
 
@@ -123,7 +110,7 @@ class AttentionDecoder(keras.layers.Layer):
         design, copy = design or DecoderDesign(), copy or CopyMechanism()
         cell, context, init_state = design.cell, design.context, design.init_state
         gate, deep_output, maxout = design.gate, design.deep_output, design.maxout
-        pointer, copy_tags, positions_from = copy.pointer, copy.copy_tags, copy.positions_from
+        pointer, positions_from = copy.pointer, copy.positions_from
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
         if context not in CONTEXTS:
@@ -133,13 +120,9 @@ class AttentionDecoder(keras.layers.Layer):
         if pointer and (context != "attention" or init_state != "given"):
             raise ValueError("pointer=True copies through the attention: it needs context='attention' and "
                              "init_state='given' (the copy ids come with the initial state)")
-        if pointer and copy_tags:
-            raise ValueError("pointer=True and copy_tags: one copy mechanism per decoder")
         if positions_from and (not pointer or not END_ID < positions_from < vocab_size):
             raise ValueError(f"positions_from={positions_from}: an extractive pointer needs pointer=True and the "
                              f"position ids after the specials, below vocab_size ({vocab_size})")
-        if copy_tags and context != "attention":
-            raise ValueError("copy_tags mixes through the switch of an attention decoder: it needs context='attention'")
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
@@ -154,7 +137,6 @@ class AttentionDecoder(keras.layers.Layer):
         self.dropout = dropout
         self.pointer = bool(pointer)
         self.positions_from = int(positions_from)
-        self.copy_tags = int(copy_tags)
 
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         if context == "attention":
@@ -174,12 +156,8 @@ class AttentionDecoder(keras.layers.Layer):
         self.out_dropout = keras.layers.Dropout(dropout)
         if self.vocab_output:
             self.vocab_dense = keras.layers.Dense(vocab_size, name="L_o")
-        if self.pointer or self.copy_tags:
+        if self.pointer:
             self.switch = keras.layers.Dense(1, name="p_gen")  # w^T [s_t ; c_t ; y_{t-1}] + b
-        if self.copy_tags:
-            self.tag_key = keras.layers.Dense(attention_units, name="tag_key")  # W_t [g_k ; p_k] + b
-            self.tag_query = keras.layers.Dense(attention_units, use_bias=False, name="tag_query")  # W_s s_t
-            self.tag_score = keras.layers.Dense(1, use_bias=False, name="tag_score")  # v
 
     # -- weights ----------------------------------------------------------------------
     @property
@@ -223,12 +201,8 @@ class AttentionDecoder(keras.layers.Layer):
             self.vocab_dense.build((None, None, e))
         elif self.vocab_output:
             self.vocab_dense.build((None, None, h))
-        if self.pointer or self.copy_tags:
+        if self.pointer:
             self.switch.build((None, h + d + e))
-        if self.copy_tags:
-            self.tag_key.build((None, None, self.copy_tags + 1))
-            self.tag_query.build((None, h))
-            self.tag_score.build((None, None, self.attention_units))
         del out_dim
         self.built = True
 
@@ -271,15 +245,6 @@ class AttentionDecoder(keras.layers.Layer):
             memory["copy_ids"] = tf.cast(initial_state["copy_ids"], tf.int32)
             if self.positions_from and initial_state.get("stop_after") is not None:
                 memory["stop_after"] = tf.cast(initial_state["stop_after"], tf.bool)
-        if self.copy_tags:
-            if initial_state is None or any(initial_state.get(k) is None for k in ("tag_ids", "tag_probs", "tag_vectors")):
-                raise ValueError("a copy_tags decoder needs initial_state['tag_ids'] (B, K), ['tag_probs'] (B, K) and "
-                                 "['tag_vectors'] (B, K, G): each input's object tags")
-            probs = tf.cast(initial_state["tag_probs"], self.compute_dtype)
-            vectors = tf.cast(initial_state["tag_vectors"], self.compute_dtype)
-            memory["copy_ids"] = tf.cast(initial_state["tag_ids"], tf.int32)
-            memory["tag_keys"] = self.tag_key(tf.concat([vectors, probs[..., None]], -1))  # (B, K, A)
-            memory["tag_mask"] = probs > 0
         return memory, state
 
     # -- the recurrence ---------------------------------------------------------------
@@ -362,25 +327,8 @@ class AttentionDecoder(keras.layers.Layer):
             hidden = h
         return self.vocab_dense(self.out_dropout(hidden, training=training))
 
-    def _tag_attention(self, h, memory):
-        """The copy attention over the tags, beta (B, [T,] K) float32, and whether each row has
-        a tag at all (B, [T,] 1) bool; h (B, H) or (B, T, H)."""
-        keys, mask = memory["tag_keys"], memory["tag_mask"]  # (B, K, A), (B, K)
-        query = self.tag_query(h)
-        if query.shape.rank == 3:  # (B, T, A) against (B, 1, K, A)
-            keys, mask, query = keys[:, None], mask[:, None], query[:, :, None]
-        else:
-            query = query[:, None]
-        scores = tf.cast(tf.squeeze(self.tag_score(tf.tanh(keys + query)), -1), tf.float32)  # (B, [T,] K)
-        scores = tf.where(mask, scores, -1e9)
-        has_tags = tf.reduce_any(tf.broadcast_to(mask, tf.shape(scores)), -1, keepdims=True)
-        return tf.nn.softmax(scores, -1), has_tags
-
     def _copy_log_probs(self, logits, embedded, h, context, alpha, memory, may_stop=None):
-        """log P of a copying decoder (pointer over the attention, or copy over the tags)."""
-        if self.copy_tags:
-            beta, has_tags = self._tag_attention(h, memory)
-            return self._pointer_log_probs(logits, embedded, h, context, beta, memory["copy_ids"], has_tags)
+        """log P of a pointer decoder (a copy over the attention)."""
         can_copy = tf.reduce_any(alpha > 0, -1, keepdims=True) if self.positions_from else None
         return self._pointer_log_probs(logits, embedded, h, context, alpha, memory["copy_ids"], can_copy, may_stop)
 
@@ -449,7 +397,7 @@ class AttentionDecoder(keras.layers.Layer):
         contexts = tf.transpose(contexts, [1, 0, 2])  # (B, T, D)
         alphas = tf.transpose(alphas, [1, 0, 2])  # (B, T, R)
         logits = self._output_logits(embedded, hs, contexts, training=training)  # (B, T, V)
-        if self.pointer or self.copy_tags:
+        if self.pointer:
             may_stop = self._may_stop(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
             logits = self._copy_log_probs(logits, embedded, hs, contexts, alphas, memory, may_stop)
         if return_state:
@@ -464,7 +412,7 @@ class AttentionDecoder(keras.layers.Layer):
         step_mask = self._step_mask(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
         new_state, context, alpha = self._recurrent_step(x_e, state, memory, step_mask)
         logits = self._output_logits(embedded, new_state["h"], context)
-        if self.pointer or self.copy_tags:
+        if self.pointer:
             may_stop = self._may_stop(tf.cast(tokens, tf.int32), memory) if self.positions_from else None
             logits = self._copy_log_probs(logits, embedded, new_state["h"], context, alpha, memory, may_stop)
         return tf.nn.log_softmax(tf.cast(logits, tf.float32), -1), new_state, tf.cast(alpha, tf.float32)
@@ -490,6 +438,5 @@ class AttentionDecoder(keras.layers.Layer):
             "cell": self.cell, "context": self.context, "init_state": self.init_state,
             "gate": self.gate, "deep_output": self.deep_output, "maxout": self.maxout,
             "dropout": self.dropout, **({"pointer": True} if self.pointer else {}),
-            **({"copy_tags": self.copy_tags} if self.copy_tags else {}),
             **({"positions_from": self.positions_from} if self.positions_from else {}),
         }

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from captioner.decoding import Decoding, Generator, Steering
-from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, DecoderDesign, doubly_stochastic_penalty
+from captioner.layers.attention_decoder import AttentionDecoder, DecoderDesign, doubly_stochastic_penalty
 from captioner.settings_groups import GroupedSettings
 from captioner.text.vocabulary import PAD_ID, START_ID, UNK_ID
 
@@ -93,8 +93,7 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
 
     GROUPS = {"network": CaptionNetwork}  # `CaptionDecoderModel.of(vocab_size, annotation_dim, units=8, ...)`
 
-    def __init__(self, vocab_size, annotation_dim, network: CaptionNetwork | None = None, copy_tags=None,
-                 tag_vectors=None, styles=None, **kwargs):
+    def __init__(self, vocab_size, annotation_dim, network: CaptionNetwork | None = None, styles=None, **kwargs):
         super().__init__(**kwargs)
         net = network or CaptionNetwork()
         kind, projection_dim, embedding_dim, units = net.kind, net.projection_dim, net.embedding_dim, net.units
@@ -110,7 +109,6 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
         self.attention_units = attention_units
         self.dropout = dropout
         self.attention_lambda = attention_lambda
-        self.copy_tags = check_copy_tags(copy_tags, vocab_size) if copy_tags else None
         # several corpora: each caption starts with its corpus's style token instead of <start>
         self.styles = {str(k): int(v) for k, v in (styles or {}).items()}
         if any(not 0 <= v < vocab_size for v in self.styles.values()):
@@ -120,68 +118,15 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
         self.decoder = AttentionDecoder(
             vocab_size, embedding_dim=embedding_dim, units=units, attention_units=attention_units,
             annotation_dim=projection_dim, design=DecoderDesign("lstm", KINDS[kind][1], "mean"), dropout=dropout,
-            copy=CopyMechanism(copy_tags=self.copy_tags["vector_dim"] if self.copy_tags else 0), name="decoder")
+            name="decoder")
         self.projection.build((None, None, annotation_dim))
         self.decoder.build((None, None, projection_dim))
-        if self.copy_tags:
-            self._init_tagger(tag_vectors)
         self.built = True  # every weight exists now: checkpoints can be loaded before any call
         # never generate <pad>, <unk>, <start> or a style token: a caption of real words only; a style
         # token comes in as the first input token (the generator's start-token path)
         self.generator = Generator(
-            self.decoder, lambda x, start=None: (self.project(x), None, self.tag_state(x))
-            + (() if start is None else (start,)),
+            self.decoder, lambda x, start=None: (self.project(x), None, None) + (() if start is None else (start,)),
             banned_ids=(PAD_ID, UNK_ID, START_ID, *self.styles.values()))
-
-    # -- LSTM-C: copying the backbone's object tags ---------------------------------------------
-    def _init_tagger(self, tag_vectors):
-        """The tag word vectors (a frozen weight, saved with the model: GloVe rows of the
-        vocabulary) and the ImageNet head (read from the backbone's pip package, never saved)."""
-        from captioner.tagging.object_tagger import imagenet_head
-
-        spec = self.copy_tags
-        shape = (self.vocab_size, spec["vector_dim"])
-        if tag_vectors is not None and tuple(np.shape(tag_vectors)) != shape:
-            raise ValueError(f"tag_vectors: expected shape {shape}, got {np.shape(tag_vectors)}")
-        init = keras.initializers.Constant(np.asarray(tag_vectors, np.float32)) if tag_vectors is not None else "zeros"
-        self.tag_vectors = self.add_weight(name="tag_vectors", shape=shape, initializer=init, trainable=False)
-        kernel, bias = imagenet_head(spec["variant"])
-        if kernel.shape[0] != self.annotation_dim:
-            raise ValueError(f"copy_tags: the {spec['variant']} ImageNet head reads {kernel.shape[0]} features, "
-                             f"the decoder's annotations have {self.annotation_dim}")
-        self._head = (kernel, bias)
-        # class -> vocabulary id of its tag word; classes without one go to an extra segment V
-        self._class_segments = np.where(np.asarray(spec["class_words"]) >= 0, spec["class_words"], self.vocab_size)
-
-    def tag_state(self, annotations):
-        """Raw annotations (B, R, C) or pooled (B, C) -> each image's object tags, the copy
-        decoder's initial state: {"tag_ids" (B, K) int32, "tag_probs" (B, K) (0: none),
-        "tag_vectors" (B, K, G)}; None for a decoder without copy. The top K vocabulary words
-        by summed class probability (softmax(head(mean of the grid) / T), the ObjectTagger's
-        calibration), each kept when at least min_probability probable. In the graph: the
-        export and the Generator see the same tags as training."""
-        if not self.copy_tags:
-            return None
-        spec = self.copy_tags
-        x = tf.cast(annotations, tf.float32)
-        pooled = tf.reduce_mean(x, 1) if x.shape.rank == 3 else x
-        kernel, bias = self._head
-        probs = tf.nn.softmax((tf.matmul(pooled, kernel) + bias) / spec["temperature"], -1)  # (B, 1000)
-        per_word = tf.math.unsorted_segment_sum(tf.transpose(probs), self._class_segments, self.vocab_size + 1)
-        per_word = tf.transpose(per_word)[:, : self.vocab_size]  # (B, V)
-        top, ids = tf.math.top_k(per_word, k=spec["top_k"])
-        top = tf.where(top >= spec["min_probability"], top, 0.0)
-        return {"tag_ids": ids, "tag_probs": top, "tag_vectors": tf.gather(self.tag_vectors, ids)}
-
-    def transfer_input_embeddings(self, word_ids):
-        """Give words the training captions never held (--hold-out-words) an input embedding:
-        their tag word vectors mapped by the least-squares linear map from word vector to
-        learned embedding over every other word (the transfer of Hendricks et al. 2016, DCC,
-        used for the decoder's input here: after it copies "bicycle", the next step reads a
-        vector near the seen words like it rather than an untrained row). Copy decoders only."""
-        if not self.copy_tags:
-            raise ValueError("transfer_input_embeddings needs a copy_tags decoder (its tag word vectors)")
-        self.transfer_word_weights(word_ids, self.tag_vectors.numpy(), output=False)
 
     def transfer_word_weights(self, word_ids, vectors, output=True):
         """DCC's transfer (Hendricks et al. 2016) for words the training captions never held: their
@@ -223,8 +168,7 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
     def call(self, inputs, training=False):
         annotations = self.project(inputs["annotations"], training=training)
         tokens = inputs["tokens"]
-        logits, alphas = self.decoder(tokens, annotations, initial_state=self.tag_state(inputs["annotations"]),
-                                      training=training)  # (B,T,V), (B,T,R)
+        logits, alphas = self.decoder(tokens, annotations, training=training)  # (B,T,V), (B,T,R)
         if training and self.kind == "attention" and self.attention_lambda:
             # in float32 whatever the compute dtype: Keras sums this with the (float32) loss,
             # and under mixed_bfloat16 a bf16 sum over T steps would also lose precision
@@ -239,40 +183,8 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
             "projection_dim": self.projection_dim, "embedding_dim": self.embedding_dim,
             "units": self.units, "attention_units": self.attention_units, "dropout": self.dropout,
             "attention_lambda": self.attention_lambda,
-            **({"copy_tags": self.copy_tags} if self.copy_tags else {}),
             **({"styles": dict(self.styles)} if self.styles else {}),
         }
-
-
-COPY_TAG_DEFAULTS = {"top_k": 3, "temperature": 0.55, "min_probability": 0.05}
-
-
-def check_copy_tags(spec, vocab_size):
-    """The copy_tags spec (variant, class_words (1000 vocabulary ids or -1), vector_dim, top_k,
-    temperature, min_probability, vectors), checked, with the defaults filled in."""
-    spec = {**COPY_TAG_DEFAULTS, **spec}
-    missing = sorted({"variant", "class_words", "vector_dim"} - set(spec))
-    if missing:
-        raise ValueError(f"copy_tags: missing {missing}")
-    words = spec["class_words"] = [int(w) for w in spec["class_words"]]
-    if len(words) != 1000 or max(words) >= vocab_size or min(words) < -1:
-        raise ValueError(f"copy_tags: class_words must be 1,000 vocabulary ids (< {vocab_size}) or -1")
-    spec["vector_dim"], spec["top_k"] = int(spec["vector_dim"]), int(spec["top_k"])
-    spec["temperature"], spec["min_probability"] = float(spec["temperature"]), float(spec["min_probability"])
-    return spec
-
-
-def copy_tags_spec(vocabulary, variant, vectors="glove-6b-50d", **settings):
-    """(spec, tag_vectors (V, G)) of a new copy decoder over `variant`'s ImageNet tags: each
-    class's word in `vocabulary` (`captioner.tagging.class_words`: its own name or the nearest
-    hypernym the vocabulary holds) and the vocabulary's word vectors (`vectors`)."""
-    from captioner.tagging.object_tagger import class_words
-    from captioner.text.word_vectors import load_word_vectors
-
-    table, _ = load_word_vectors(vectors).embedding_table(vocabulary)
-    ids = [vocabulary.token_to_id(w) if w is not None else -1 for w in class_words(vocabulary)]
-    spec = {"variant": variant, "class_words": ids, "vector_dim": int(table.shape[1]), "vectors": vectors, **settings}
-    return check_copy_tags(spec, len(vocabulary)), table
 
 
 @keras.saving.register_keras_serializable(package="captioner")

@@ -73,7 +73,6 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
         neutral = {**scst,
                    # issue 38: the DCC protocol (images whose captions name these words left out)
                    "--hold-out-words": None,
-                   "--copy-tags": False,  # issue 38: the LSTM-C copy decoder, off by default
                    # issue 67: several corpora (--corpus replaces --data-dir/--format) and their default style
                    "--corpus": [], "--default-style": None}
     if task == "video-caption":

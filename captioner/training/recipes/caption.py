@@ -69,10 +69,6 @@ class Config(SCSTOptions, TrainConfig):
         "held-out objects (the DCC protocol, Hendricks et al. 2016): every training image one of whose captions "
         "names one of these words is left out; the words stay in the vocabulary, never seen in training, and the saved "
         "model gives them weights mapped from their GloVe vectors (DCC's transfer)"))
-    copy_tags: bool = option(False, help=(
-        "LSTM-C (Yao et al. 2017): the decoder also copies its image's object tags (the backbone's ImageNet head, "
-        "mapped to vocabulary words through WordNet; GloVe vectors score them), so it can say a tagged word its "
-        "training captions never held (--hold-out-words)"))
     distribute: str = option("none", choices=STRATEGIES,
                              help="mirrored: every GPU (else logical CPU) of this machine; multi-worker: the "
                                   "workers TF_CONFIG names, each running this same command (docs/scale_out.md)")

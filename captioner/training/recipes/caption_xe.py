@@ -150,20 +150,17 @@ class Caption(Recipe):
         return Vocabulary(vocab.tokens + tuple(extra), {**vocab.metadata, "held_out": extra}) if extra else vocab
 
     def build_model(self, seed):
-        from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionNetwork, copy_tags_spec
+        from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionNetwork
 
         c = self.cfg
-        copy = {}
-        if getattr(c, "copy_tags", False):
-            spec, vectors = copy_tags_spec(self.vocab, self.backbone)
-            copy = {"copy_tags": spec, "tag_vectors": vectors}
+        styles = None
         if self.corpora:
             from captioner.data.caption_corpora import style_token
 
-            copy["styles"] = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
+            styles = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
         network = CaptionNetwork(c.kind, c.projection_dim, c.embedding_dim, c.units, c.attention_units, c.dropout,
                                  c.attention_lambda)
-        return CaptionDecoderModel(len(self.vocab), self.train_feats.shape[-1], network, **copy)
+        return CaptionDecoderModel(len(self.vocab), self.train_feats.shape[-1], network, styles=styles)
 
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
@@ -232,9 +229,7 @@ class Caption(Recipe):
 
         c = self.cfg
         unseen = [self.vocab.token_to_id(w) for w in self.vocab.metadata.get("held_out", [])]
-        if unseen and model.copy_tags:
-            model.transfer_input_embeddings(unseen)
-        elif unseen:  # DCC's transfer: the held-out words read and score like the seen words near them
+        if unseen:  # DCC's transfer: the held-out words read and score like the seen words near them
             from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
 
             model.transfer_word_weights(unseen, vocabulary_vectors(self.vocab, load_word_vectors(TRANSFER_VECTORS)))
