@@ -174,3 +174,23 @@ def test_neither_data_dir_nor_corpus_is_one_line(tmp_path, capsys):
     assert main(["train", "caption", "--features", str(tmp_path / "f.h5"), "--output-dir", str(tmp_path / "run"),
                  *TINY_CAPTION, "--epochs", "1"]) == 2
     assert "give --data-dir (with --format) or one or more --corpus" in capsys.readouterr().err
+
+
+def test_no_style_tokens_mixes_the_corpora_under_one_start_token(two_corpora, tmp_path, capsys):
+    """The issue's comparison row: the same corpora and shares, every caption started by <start>;
+    the saved model has no styles and its vocabulary no style token; each corpus is still scored
+    apart during training."""
+    _, flickr, web = two_corpora
+    argv = ["train", "caption", "--corpus", f"flickr8k:{flickr}", "--corpus",
+            f"img2dataset:{web}:train=00000:dev=00001:share=0.5", "--features", str(tmp_path / "features.h5"),
+            "--output-dir", str(tmp_path / "run"), *TINY_CAPTION, "--epochs", "2", "--no-style-tokens"]
+    assert main(argv) == 0
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
+    assert model.styles == [] and model.style is None and model.decoder.styles == {}
+    assert not any(t.startswith("<") and t not in ("<pad>", "<start>", "<end>", "<unk>") for t in model.vocabulary.tokens)
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert all({"dev_web_CIDEr", "dev_flickr8k_CIDEr"} <= set(h) for h in history)
+    images = sorted(str(p) for p in (flickr / "Images").glob("*.jpg"))[-2:]
+    assert all(c.text and "<" not in c.text for c in model.caption(images))
+    assert main([*argv[:-1], "--no-style-tokens", "--default-style", "web"]) == 2
+    assert "--no-style-tokens" in capsys.readouterr().err

@@ -74,7 +74,8 @@ def test_options_keep_their_names_defaults_types_and_choices(task):
                    # issue 38: the DCC protocol (images whose captions name these words left out)
                    "--hold-out-words": None,
                    # issue 67: several corpora (--corpus replaces --data-dir/--format) and their default style
-                   "--corpus": [], "--default-style": None}
+                   "--corpus": [], "--default-style": None,
+                   "--no-style-tokens": False}  # this issue's comparison row: <start> for every corpus
     if task == "video-caption":
         neutral = scst
     if task == "classify":  # issue 42: the HAN's sparse tf-idf branch, off by default

@@ -44,6 +44,9 @@ class Config(SCSTOptions, TrainConfig):
                                "instead of --data-dir/--format")
     default_style: str | None = option(None, help="with --corpus: the style the saved model writes unless told "
                                                   "(default: the first corpus's)")
+    no_style_tokens: bool = option(False, help=(
+        "with --corpus: every caption starts with <start> whatever its corpus (the corpora still mix at their "
+        "shares and are scored apart): the comparison that shows what the style tokens buy"))
     karpathy_json: str | None = option(None, help="COCO: Karpathy split json (dataset_coco.json)")
     train_split: str = option("train")
     dev_split: str | None = option(None, help="default: dev (flickr8k) / val (coco)")

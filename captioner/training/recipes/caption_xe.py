@@ -53,6 +53,11 @@ class Caption(Recipe):
         from captioner.training.caption_data import CaptionExamples, extract_missing
 
         cfg = self.cfg
+        if getattr(cfg, "no_style_tokens", False) and (not self.corpora or cfg.default_style):
+            from captioner.errors import InputError
+
+            raise InputError("--no-style-tokens starts every caption of the --corpus corpora with <start>: it needs "
+                             "--corpus, and a model without style tokens has no --default-style")
         self.dev_split = cfg.dev_split or ("dev" if cfg.format == "flickr8k" else "val")
         self.selection = f"dev BLEU-4 (python BLEU, beam {cfg.beam_size})"
         train, dev = self._split(cfg.train_split), self._split(self.dev_split)
@@ -126,13 +131,20 @@ class Caption(Recipe):
     def styles(self):
         return [c.style for c in self.corpora]
 
+    @property
+    def styled(self):
+        """Several corpora, each caption started by its corpus's style token (not --no-style-tokens)."""
+        return bool(self.corpora) and not getattr(self.cfg, "no_style_tokens", False)
+
     def start_ids(self, dataset):
-        """{path: (corpus index, its style token id)} of a several-corpora split, else None (<start>)."""
+        """{path: (corpus index, its style token id)} of a several-corpora split (<start>'s id for every
+        corpus with --no-style-tokens), else None (<start>)."""
         from captioner.data.caption_corpora import style_token
+        from captioner.text.vocabulary import START_ID
 
         if not self.corpora:
             return None
-        ids = [self.vocab.token_to_id(style_token(s)) for s in self.styles]
+        ids = [self.vocab.token_to_id(style_token(s)) if self.styled else START_ID for s in self.styles]
         return {p: (c, ids[c]) for p, c in dataset.metadata["corpus"].items()}
 
     def build_vocabulary(self, train):
@@ -143,7 +155,7 @@ class Caption(Recipe):
         vocab = Vocabulary.build([tokenize(c) for p in train.image_paths for c in train.captions[p]],
                                  min_count=self.cfg.min_count)
         extra = sorted(self.held_out_words() - set(vocab.tokens))
-        if self.corpora:  # the style tokens, last: "<web>" is no word the tokenizer makes
+        if self.styled:  # the style tokens, last: "<web>" is no word the tokenizer makes
             from captioner.data.caption_corpora import style_token
 
             vocab = Vocabulary(vocab.tokens + tuple(style_token(s) for s in self.styles), vocab.metadata)
@@ -154,7 +166,7 @@ class Caption(Recipe):
 
         c = self.cfg
         styles = None
-        if self.corpora:
+        if self.styled:
             from captioner.data.caption_corpora import style_token
 
             styles = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
@@ -180,7 +192,8 @@ class Caption(Recipe):
             import numpy as np
 
             rows = np.array([i for i, p in enumerate(paths) if self.dev.metadata["corpus"][p] == corpus])
-            paths, feats, style = [paths[i] for i in rows], self.dev_feats[rows], self.styles[corpus]
+            paths, feats = [paths[i] for i in rows], self.dev_feats[rows]
+            style = self.styles[corpus] if self.styled else None
         hyps = decode_captions(model, feats, paths, self.vocab, beam_size=beam_size or self.cfg.beam_size,
                                alpha=self.cfg.alpha, max_length=self.cfg.max_length, style=style)
         return evaluate_captions({p: self.references[p] for p in paths}, hyps, tool=tool, meteor=meteor), hyps
@@ -233,7 +246,7 @@ class Caption(Recipe):
             from captioner.text.word_vectors import load_word_vectors, vocabulary_vectors
 
             model.transfer_word_weights(unseen, vocabulary_vectors(self.vocab, load_word_vectors(TRANSFER_VECTORS)))
-        style = (c.default_style or self.styles[0]) if self.corpora else None
+        style = (c.default_style or self.styles[0]) if self.styled else None
         return ImageCaptioner(get_backbone(self.backbone).feature_model, model, self.vocab, beam_size=c.beam_size,
                               alpha=c.alpha, max_length=c.max_length, training_config={"kind": model.kind, "seed": c.seed},
                               style=style)
