@@ -68,14 +68,17 @@ def register(subparsers):
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
-TEXT_DOC = """`captioner evaluate translate|transliterate --model M --data ...`: a Seq2Seq model (or an ensemble)
-through `Translator.translate`, the path `captioner translate` / `transliterate` runs, at the model's beam
-and length penalty (or --beam-size, --alpha). translate: sacreBLEU (13a) against every reference of each
-source, cased (no -lc) for a model that writes case, with the lower-cased BLEU beside it, on the split the
-training reports (--split eval: Multi30k val, the anki test bucket, parallel --eval files) or the one that
-selected the model (--split dev: the last --dev-size Multi30k train lines, the anki dev bucket, parallel
---dev files). transliterate: top-1 / top-5 accuracy and character error rate on a Dakshina lexicon
-(a romanization may have several right native spellings)."""
+TEXT_DOC = """`captioner evaluate translate|summarize|transliterate --model M ...`: a Seq2Seq model (or an
+ensemble) through `Translator.translate`, the path `captioner translate` / `summarize` / `transliterate`
+runs, at the model's beam and length penalty (or --beam-size, --alpha).
+
+translate: sacreBLEU (13a) against every reference of each source, cased (no -lc) for a model that
+writes case, with the lower-cased BLEU beside it, on the split the training reports (--split eval:
+Multi30k val, the anki test bucket, parallel --eval files) or the one that selected the model
+(--split dev: the last --dev-size Multi30k train lines, the anki dev bucket, parallel --dev files).
+summarize: ROUGE-1/2/L F1 (rouge-score) on the dev split `train summarize` holds out of each corpus
+(the scores `captioner sweep summarize` prints). transliterate: top-1 / top-5 accuracy and character
+error rate on a Dakshina lexicon (a romanization may have several right native spellings)."""
 
 
 def add_text_tasks(tasks):
@@ -101,6 +104,15 @@ def add_text_tasks(tasks):
     t.add_argument("--split", default="eval", choices=("eval", "dev"))
     common(t, "translate")
     t.set_defaults(func=run_translate)
+    t = tasks.add_parser("summarize", help="a headline model on BBC News and/or News Category dev: ROUGE-1/2/L F1",
+                         description=TEXT_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
+    datasets = os.path.join("..", "shared", "datasets")
+    t.add_argument("--bbc", default=os.path.join(datasets, "bbc-news", "bbc"), help="BBC News folder ('' skips it)")
+    t.add_argument("--news-category", default=os.path.join(datasets, "news-category", "News_Category_Dataset_v3.json"),
+                   help="News Category JSON lines ('' skips it)")
+    t.add_argument("--dev-limit", type=int, metavar="K", help="the first K dev pairs of each corpus")
+    common(t, "summarize")
+    t.set_defaults(func=run_summarize)
     t = tasks.add_parser("transliterate", help="a transliteration model on a Dakshina lexicon: top-1/top-5, CER",
                          description=TEXT_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--data", required=True, help="a Dakshina lexicon TSV (native, romanized, count)")
@@ -150,6 +162,16 @@ def run_translate(args):
     cased = not tokenizer.get("lower", True) or bool(tokenizer.get("truecase"))  # the model writes case
     scores, _ = evaluate_bleu(model, grouped_references(pairs), beam, alpha, limit=args.limit, cased=cased)
     return _report(args, "translate", path, {"split": split if args.split == "eval" else "dev", **scores})
+
+
+def run_summarize(args):
+    from captioner.training.headline_data import evaluate_rouge, headline_dev_sets
+
+    path, model, beam, alpha = _text_model(args, "summarize")
+    results = {}
+    for name, pairs in headline_dev_sets(args.bbc, args.news_category, args.dev_limit).items():
+        results[name], _ = evaluate_rouge(model, pairs, beam, alpha, limit=args.limit)
+    return _report(args, "summarize", path, results)
 
 
 def run_transliterate(args):

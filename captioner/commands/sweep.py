@@ -244,29 +244,17 @@ def _transliterate_task(args, stack):
 
 
 def _summarize_task(args, stack):
-    from captioner.data.headlines import load_bbc_headlines, split_bbc_headlines
-    from captioner.data.news_category import load_news_category, split_news_category
-    from captioner.errors import InputError
-    from captioner.metrics.rouge_f1 import corpus_rouge_f1
     from captioner.models.seq2seq import load_translator
+    from captioner.training.headline_data import evaluate_rouge, headline_dev_sets
 
-    if args.dev_limit is not None and args.dev_limit < 1:
-        raise InputError(f"--dev-limit {args.dev_limit}: must be >= 1")
+    sets = headline_dev_sets(args.bbc, args.news_category, args.dev_limit)
     model = load_translator(args.model)
-    sets = {}
-    if args.bbc:
-        sets["bbc"] = split_bbc_headlines(load_bbc_headlines(args.bbc).pairs)[1][:args.dev_limit]
-    if args.news_category:
-        sets["news-category"] = split_news_category(load_news_category(args.news_category).pairs)[1][:args.dev_limit]
-    if not sets:
-        raise InputError("--bbc '' and --news-category '': no corpus left to score")
 
     def evaluate(setting):
         out = {}
         for name, pairs in sets.items():
-            headlines = [o.text for o in model.translate([p.source for p in pairs], **setting)]
-            scores = corpus_rouge_f1([p.target for p in pairs], headlines).scores
-            out[name] = {**{k: round(v, 2) for k, v in scores.items()}, "pairs": len(pairs)}
+            scores, _ = evaluate_rouge(model, pairs, **setting)  # `captioner evaluate summarize`'s scores
+            out[name] = {k: scores[k] for k in ("rouge1", "rouge2", "rougeL", "pairs")}
         return out
 
     split = "dev" if args.dev_limit is None else f"the first {args.dev_limit} dev pairs"

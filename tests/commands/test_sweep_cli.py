@@ -108,6 +108,12 @@ def test_summarize_scores_the_first_k_dev_pairs_of_the_corpora_given(tmp_path):
     assert result["rows"][1]["bbc"]["rougeL"] == pytest.approx(
         round(corpus_rouge_f1([p.target for p in dev], greedy)["rougeL"], 2))
     assert result["split"] == "the first 2 dev pairs" and result["selected_by"] == "bbc rougeL"
+    # `captioner evaluate summarize`: the same scores as the sweep's row of the model's own settings
+    assert main(["evaluate", "summarize", "--model", str(tmp_path / "tiny.keras"), "--bbc", str(bbc),
+                 "--news-category", "", "--dev-limit", "2", "--output", str(tmp_path / "eval.json")]) == 0
+    report = json.loads((tmp_path / "eval.json").read_text())
+    assert {k: report["bbc"][k] for k in ("rouge1", "rouge2", "rougeL", "pairs")} == result["rows"][0]["bbc"]
+    assert report["bbc"]["beam_size"] == 2 and report["task"] == "summarize"
     assert main(["sweep", "summarize", "--model", str(tmp_path / "tiny.keras"), "--bbc", "", "--news-category", "",
                  "--grid", "beam_size=1"]) == 2
 
