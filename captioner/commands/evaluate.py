@@ -153,7 +153,11 @@ def run_translate(args):
     path, model, beam, alpha = _text_model(args, "translate")
     if args.format == "parallel" and not args.eval:
         raise InputError("--format parallel needs --eval SRC,TGT (and --data SRC,TGT as training took it)")
-    data = argparse.Namespace(**vars(args), dev_fraction=0.03, test_fraction=0.05)
+    from captioner.training.recipes.translate import Config
+
+    fields = Config.__dataclass_fields__  # the anki split's fractions as `train translate` drew them
+    data = argparse.Namespace(**vars(args), dev_fraction=fields["dev_fraction"].default,
+                              test_fraction=fields["test_fraction"].default)
     if args.format == "parallel":
         data.data = args.eval  # the training files are not read: only the held-out ones score
     _, dev, held_out, split, _, _ = load_translation_data(data)
