@@ -128,9 +128,9 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
             self.decoder, lambda x, start=None: (self.project(x), None, None) + (() if start is None else (start,)),
             banned_ids=(PAD_ID, UNK_ID, START_ID, *self.styles.values()))
 
-    def transfer_word_weights(self, word_ids, vectors, output=True):
+    def transfer_word_weights(self, word_ids, vectors):
         """DCC's transfer (Hendricks et al. 2016) for words the training captions never held: their
-        input embedding rows, and with `output` their output layer's columns and biases (how
+        input embedding rows, and their output layer's columns and biases (how
         likely the decoder says them, and after what), set to their word vectors (`vectors`: (V, G),
         a row per vocabulary id; all-zero rows: no vector) mapped by the least-squares linear map
         from [vector, 1] to those weights over every other word that has a vector. A held-out word
@@ -154,10 +154,9 @@ class CaptionDecoderModel(CaptionSearchMixin, GroupedSettings, keras.Model):
 
         embedding = self.decoder.embedding.embeddings
         embedding.assign(remap(embedding.numpy()).astype(embedding.dtype))
-        if output:
-            kernel, bias = self.decoder.vocab_dense.kernel, self.decoder.vocab_dense.bias  # (H, V), (V,)
-            kernel.assign(remap(kernel.numpy().T).T.astype(kernel.dtype))
-            bias.assign(remap(bias.numpy()[:, None])[:, 0].astype(bias.dtype))
+        kernel, bias = self.decoder.vocab_dense.kernel, self.decoder.vocab_dense.bias  # (H, V), (V,)
+        kernel.assign(remap(kernel.numpy().T).T.astype(kernel.dtype))
+        bias.assign(remap(bias.numpy()[:, None])[:, 0].astype(bias.dtype))
 
     def project(self, annotations, training=False):
         annotations = tf.cast(annotations, self.compute_dtype)

@@ -136,15 +136,20 @@ class Caption(Recipe):
         """Several corpora, each caption started by its corpus's style token (not --no-style-tokens)."""
         return bool(self.corpora) and not getattr(self.cfg, "no_style_tokens", False)
 
+    def style_ids(self):
+        """{style: its token id} of a styled run (several corpora with style tokens), else None."""
+        from captioner.data.caption_corpora import style_token
+
+        return {s: self.vocab.token_to_id(style_token(s)) for s in self.styles} if self.styled else None
+
     def start_ids(self, dataset):
         """{path: (corpus index, its style token id)} of a several-corpora split (<start>'s id for every
         corpus with --no-style-tokens), else None (<start>)."""
-        from captioner.data.caption_corpora import style_token
         from captioner.text.vocabulary import START_ID
 
         if not self.corpora:
             return None
-        ids = [self.vocab.token_to_id(style_token(s)) if self.styled else START_ID for s in self.styles]
+        ids = list(self.style_ids().values()) if self.styled else [START_ID] * len(self.styles)
         return {p: (c, ids[c]) for p, c in dataset.metadata["corpus"].items()}
 
     def build_vocabulary(self, train):
@@ -165,14 +170,9 @@ class Caption(Recipe):
         from captioner.models.caption_decoder_model import CaptionDecoderModel, CaptionNetwork
 
         c = self.cfg
-        styles = None
-        if self.styled:
-            from captioner.data.caption_corpora import style_token
-
-            styles = {s: self.vocab.token_to_id(style_token(s)) for s in self.styles}
         network = CaptionNetwork(c.kind, c.projection_dim, c.embedding_dim, c.units, c.attention_units, c.dropout,
                                  c.attention_lambda)
-        return CaptionDecoderModel(len(self.vocab), self.train_feats.shape[-1], network, styles=styles)
+        return CaptionDecoderModel(len(self.vocab), self.train_feats.shape[-1], network, styles=self.style_ids())
 
     def steps_per_pass(self):
         return self.examples.steps_per_epoch(self.cfg.batch_size)
