@@ -50,3 +50,15 @@ def test_the_search_takes_at_most_ten_parameters():
     from captioner.decoding.beam_search import beam_search
 
     assert len(_params(beam_search)) <= MOST
+
+
+def test_every_recipe_is_at_most_250_lines():
+    """Issue 70 item 6: a task is a short recipe on the one Trainer; what grows past this belongs in
+    the shared code (data, models, decoding), not in one recipe."""
+    import pathlib
+
+    import captioner.training.recipes as recipes
+
+    lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+               for p in pathlib.Path(recipes.__file__).parent.glob("*.py")}
+    assert len(lengths) >= 10 and max(lengths.values()) <= 250, sorted(lengths.items(), key=lambda kv: -kv[1])[:3]

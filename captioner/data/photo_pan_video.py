@@ -18,7 +18,7 @@ reference captions. Flickr8k photos are read with `captioner.data.load_flickr8k`
 Train clips come from Flickr8k train photos; dev and test clips from Flickr8k dev photos (split
 in two halves), which no captioner of this project trains on, so an image captioner and a
 video captioner can be compared on the same held-out photos (`source_photos` finds each clip's
-photo; the comparison itself, which needs models and metrics, is in scripts/experiments/compare_photo_pan.py).
+photo; the comparison itself, which needs models and metrics, is in scripts/compare_photo_pan.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The image captioner on the photos behind photo-pan clips: the yardstick of a video
-captioner trained on pans and zooms over photos (`scripts/experiments/compare_photo_pan.py`,
+captioner trained on pans and zooms over photos (`scripts/compare_photo_pan.py`,
 `captioner train video-caption --compare-image-model`)."""
 
 import os

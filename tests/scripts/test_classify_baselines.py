@@ -1,4 +1,4 @@
-"""scripts/experiments/classify_baselines.py on hand-made corpora (tiny, fast)."""
+"""scripts/classify_baselines.py on hand-made corpora (tiny, fast)."""
 
 import json
 import random

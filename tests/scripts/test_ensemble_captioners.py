@@ -1,4 +1,4 @@
-"""scripts/experiments/ensemble_captioners.py: every member keeps its own row, also when two runs' models
+"""scripts/ensemble_captioners.py: every member keeps its own row, also when two runs' models
 share a file name (the figures of one used to overwrite the other's)."""
 
 from script_support import load_script

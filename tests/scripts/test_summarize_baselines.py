@@ -1,4 +1,4 @@
-"""scripts/experiments/summarize_baselines.py on tiny hand-made corpora."""
+"""scripts/summarize_baselines.py on tiny hand-made corpora."""
 
 import json
 

@@ -69,12 +69,10 @@ class Caption(Recipe):
             train.image_paths = kept
         self.before_data(trainer, train)
         train.image_paths = train.image_paths[: cfg.limit] if cfg.limit else train.image_paths
-        if cfg.dev_limit and self.corpora:
+        if cfg.dev_limit:  # several corpora: the first --dev-limit photos of each
             from captioner.data.caption_corpora import first_per_corpus
 
-            dev.image_paths = first_per_corpus(dev, cfg.dev_limit)
-        elif cfg.dev_limit:
-            dev.image_paths = dev.image_paths[: cfg.dev_limit]
+            dev.image_paths = first_per_corpus(dev, cfg.dev_limit) if self.corpora else dev.image_paths[: cfg.dev_limit]
         needed = train.image_paths + dev.image_paths
         bad = extract_missing(trainer, cfg.features, self.backbone_name(), needed)  # resumable
         if bad:

@@ -23,7 +23,7 @@ target whose headline has one where the aligned words have none
 (:func:`captioner.data.headlines.with_source_verb`). Its headlines are the source's words as written.
 
 Dev splits are the data modules' hash rules (:mod:`captioner.data.headlines`: duplicates on
-one side); they are the splits of ``scripts/experiments/summarize_baselines.py``, so the figures compare
+one side); they are the splits of ``scripts/summarize_baselines.py``, so the figures compare
 with its lead-N and retrieval rows. The model is selected on dev ROUGE-L F1 (Google's
 rouge-score, mean over the datasets trained on, greedy decoding); the final figures are
 ROUGE-1/2/L F1 of beam decoding on dev (no test split is kept here).

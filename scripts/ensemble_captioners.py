@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What an ensemble of image captioners buys on Flickr8k dev, and what it costs.
 
-    python scripts/experiments/ensemble_captioners.py \
+    python scripts/ensemble_captioners.py \
         --member assets/models/flickr8k_attention.keras work/flickr8k_lite2.h5 \
         --member old_lite0_captioner.keras work/dev_lite0.h5 --output ensemble.json
 
@@ -38,7 +38,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--member", nargs=2, action="append", required=True, metavar=("MODEL", "FEATURES"),
                    help="a captioner .keras and the HDF5 features of its backbone (repeat; 2 or more)")
-    p.add_argument("--data-dir", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "datasets",
+    p.add_argument("--data-dir", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets",
                                                       "flickr8k"))
     p.add_argument("--beam-size", type=int, help="default: the first member's")
     p.add_argument("--alpha", type=float, help="default: the first member's")

@@ -16,7 +16,7 @@ the one beam search, on the fixed BBC dev split, for a few weights w:
 * how many references hold a verb whose form (`verb_forms`) is among the article words the model
   reads (the source after truncation): the verbs a deletion-based compression could copy.
 
-    PYTHONPATH=. python scripts/experiments/headline_verb_prior.py --output verb_prior.json
+    PYTHONPATH=. python scripts/headline_verb_prior.py --output verb_prior.json
 
 Result (docs/models.md): not bundled.
 """
@@ -98,7 +98,7 @@ def main(argv=None):
     for c in changed[:30]:
         print(f"{c['reference']!r:45} | {c['w=0']!r:42} -> {c['w=0.1']!r}")
     if args.output:
-        write_json(args.output, {"command": "python scripts/experiments/headline_verb_prior.py", "model": args.model,
+        write_json(args.output, {"command": "python scripts/headline_verb_prior.py", "model": args.model,
                                  "beam_size": model.beam_size, "weights": rows, "changed_at_0.1": changed,
                                  "reference_verb_in_source": f"{reachable}/{with_verbs}"})
 

@@ -2,12 +2,12 @@
 """What separates the HAN's tf-idf branch from a tf-idf SVM on 20 Newsgroups: the same LinearSVC
 (scikit-learn defaults, sublinear tf) fitted on each view of the same posts, on the saved dev split.
 
-    python scripts/experiments/newsgroups_views.py          # -> assets/benchmarks/newsgroups_views.json
+    python scripts/newsgroups_views.py          # -> assets/benchmarks/newsgroups_views.json
 
 Views, from what the SVM baseline reads to what the HAN's branch read before --tfidf-terms:
 
 * scikit-learn's default analyzer over the whole text (lower-cased words of 2+ word characters),
-  min_df 2: the baseline of scripts/experiments/classify_baselines.py;
+  min_df 2: the baseline of scripts/classify_baselines.py;
 * the same terms, each document's first 512 distinct ones (what ``--tfidf-terms`` reads: its
   ``tfidf_max_terms``, one fixed-width input);
 * words and word pairs (``ngram_range=(1, 2)``) over the whole text at min_df 2 and 3, and at

@@ -15,7 +15,7 @@ For each dataset (BBC News: article -> headline; HuffPost News Category: short d
 ROUGE-1/2/L F1 from Google's rouge-score (default tokenizer, Porter stemmer on), corpus
 figure = mean per-pair F1 x 100 (:mod:`captioner.metrics.rouge_f1`).
 
-    PYTHONPATH=. python scripts/experiments/summarize_baselines.py \\
+    PYTHONPATH=. python scripts/summarize_baselines.py \\
         --output assets/benchmarks/summarize_baselines.json
 
 With ``--model M.keras`` (repeatable) each headline model (``captioner train summarize``) gets

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Video captioner on held-out photo-pan clips vs the image captioner on the same photos.
 
-    python scripts/experiments/compare_photo_pan.py --video-model assets/models/video_caption_photo_pan.keras \
+    python scripts/compare_photo_pan.py --video-model assets/models/video_caption_photo_pan.keras \
         --pan-root /work/data/video_pan/photo_pan --output assets/models/video_caption_photo_pan_compare.json
 
 Issue #7's target: on held-out photo-pan clips, caption scores within 10% of the image
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/
+HERE = os.path.dirname(os.path.abspath(__file__))  # scripts/
 METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr")
 
 
@@ -98,7 +98,7 @@ def compare(args):
     out = {"what": "photo-pan held-out clips: video captioner (from the clip's frames) vs image captioner "
                    "(on the clip's source photo), same references, beam width, length penalty and toolkit",
            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-           "command": "python scripts/experiments/compare_photo_pan.py " + " ".join(sys.argv[1:]),
+           "command": "python scripts/compare_photo_pan.py " + " ".join(sys.argv[1:]),
            "data": {"pan_root": os.path.abspath(root), "held_out": held_out},
            "beam_size": args.beam_size, "alpha": args.alpha, "max_length": args.max_length, "objects": args.objects,
            "models": {}}

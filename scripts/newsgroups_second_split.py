@@ -2,10 +2,10 @@
 """A second time-ordered dev split of 20 Newsgroups bydate train (issue 42): does a classifier's
 dev figure hold on other posts, or did model selection fit the bundled dev split?
 
-    python scripts/experiments/newsgroups_second_split.py --out /work/data/ng_split2
+    python scripts/newsgroups_second_split.py --out /work/data/ng_split2
     captioner train classify --data-dir /work/data/ng_split2/20news-bydate-train \\
         --dev-list /work/data/ng_split2/dev2.txt ...
-    python scripts/experiments/classify_baselines.py --dataset newsgroups \\
+    python scripts/classify_baselines.py --dataset newsgroups \\
         --data-dir /work/data/ng_split2/20news-bydate-train --dev-list /work/data/ng_split2/dev2.txt
 
 The bundled dev split is, in each group, the 10% of posts with the highest article numbers (the
@@ -42,7 +42,7 @@ def main(argv=None):
         os.symlink(os.path.abspath(path), link)
     write_split_list(os.path.join(args.out, "dev2.txt"), dev2,
                      f"20 Newsgroups bydate train, second time-ordered dev split: {len(dev2)} posts, in each group the\n"
-                     "10% just before the bundled dev split (scripts/experiments/newsgroups_second_split.py)")
+                     "10% just before the bundled dev split (scripts/newsgroups_second_split.py)")
     print(f"{len(posts)} posts: bundled dev {len(dev1)} (left out), dev2 {len(dev2)}, train {len(rest) - len(dev2)} "
           f"-> {root}, {os.path.join(args.out, 'dev2.txt')}")
     return 0

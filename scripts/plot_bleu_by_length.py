@@ -2,7 +2,7 @@
 """BLEU by source-sentence length for several translators on the same held-out set (the figure of
 Bahdanau et al. 2015: RNNsearch against the fixed-length-context RNNencdec).
 
-    python scripts/experiments/plot_bleu_by_length.py --format multi30k \
+    python scripts/plot_bleu_by_length.py --format multi30k \
         --data ../shared/datasets/multi30k --source en --target de \
         --model assets/models/multi30k_en_de.keras --label "attention (RNNsearch)" \
         --model runs/multi30k_en_de_sutskever/model.keras --label "fixed context (Sutskever)" \

@@ -2,10 +2,10 @@
 """What a user would pick instead of a hierarchical attention network, on the saved dev splits:
 tf-idf + a linear SVM and multinomial naive Bayes, side by side in one run.
 
-    python scripts/experiments/classify_baselines.py                         # both corpora, ../shared/datasets
-    python scripts/experiments/classify_baselines.py --dataset newsgroups --data-dir ~/20news-bydate
-    python scripts/experiments/classify_baselines.py --dataset bbc --data-dir ~/bbc --output /tmp/bbc.json
-    python scripts/experiments/classify_baselines.py --dataset newsgroups --han-model assets/models/newsgroups_han.keras
+    python scripts/classify_baselines.py                         # both corpora, ../shared/datasets
+    python scripts/classify_baselines.py --dataset newsgroups --data-dir ~/20news-bydate
+    python scripts/classify_baselines.py --dataset bbc --data-dir ~/bbc --output /tmp/bbc.json
+    python scripts/classify_baselines.py --dataset newsgroups --han-model assets/models/newsgroups_han.keras
 
 Every model reads the documents through the project's readers (`captioner.data.newsgroups`,
 `captioner.data.bbc_news`) with their default ``keep`` (20 Newsgroups: Subject + the author's own
@@ -246,7 +246,7 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     report = {"results": results,
-              "command": " ".join(["python scripts/experiments/classify_baselines.py",
+              "command": " ".join(["python scripts/classify_baselines.py",
                                    *(argv if argv is not None else sys.argv[1:])]),
               "reference": "20 Newsgroups bydate TEST split, raw posts (../shared/datasets/README.md): "
                            "tf-idf + LinearSVC 86.1% accuracy, multinomial naive Bayes 83.3%",
