@@ -34,6 +34,10 @@ def register(subparsers):
     p.add_argument("--absent-people", action="store_true",
                    help="also ask 'how many people are there?' (answer 'none') of photos none of whose captions "
                         "names a person (WordNet's kinds of person)")
+    p.add_argument("--false-premise", action="store_true",
+                   help="also ask one of the questions other photos raised about a person ('what is the man "
+                        "doing?') of each photo none of whose captions names one (answer 'nobody'; at most as many "
+                        "as those person questions)")
     p.add_argument("--output", "-o", required=True, help="JSON-lines output; written atomically")
     p.add_argument("--seed", type=int, default=0, help="seed of the yes/no negatives (default 0)")
     p.add_argument("--min-answer-count", type=int, default=5,
@@ -97,7 +101,7 @@ def run(args):
     stats = {}
     pairs = generate_qa(captions, images, seed=args.seed, min_answer_count=args.min_answer_count,
                         answers_from=answers_from, yesno_per_image=args.yesno_per_image, stats=stats,
-                        absent_people=args.absent_people,
+                        absent_people=args.absent_people, false_premise=args.false_premise,
                         progress=lambda it: tqdm(it, unit="image", desc="make-qa", dynamic_ncols=True))
     stats["skipped_no_captions"] = len(missing)
     with atomic_path(args.output, ".jsonl") as tmp:

@@ -177,3 +177,21 @@ def test_generator_and_command_import_no_tensorflow():
             "import captioner.data.coco_qa, captioner.data.flickr8k, captioner.commands.make_qa, captioner.io\n"
             "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_false_premise_asks_person_questions_of_photos_without_a_person():
+    """Issue 69 item 1: 'what is the man riding?' asked of a photo no caption of which names a person is
+    answered 'nobody'; only such photos get one, the questions are real person questions of other
+    photos, at most as many as those; without the option the pairs are exactly as before."""
+    base = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0)
+    pairs = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=True)
+    premises = [p for p in pairs if p.answer == "nobody"]
+    assert [p for p in pairs if p.answer != "nobody"] == base
+    person_rows = [p.question for p in base if p.type == "object" and p.question.split()[3] in
+                   ("man", "woman", "boy", "girl", "people")]
+    person_questions = set(person_rows)
+    assert premises and all(p.type == "object" and p.question in person_questions for p in premises)
+    no_person = {im for im, caps in CAPTIONS.items()
+                 if not any(w in c.lower().split() for c in caps for w in ("man", "woman", "boy", "girl", "people"))}
+    assert {p.image for p in premises} <= no_person and len(premises) == min(len(no_person), len(person_rows))
+    assert generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=True) == pairs

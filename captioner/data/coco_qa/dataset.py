@@ -97,6 +97,7 @@ def generate_qa(
     progress=None,
     stats: dict | None = None,
     absent_people: bool = False,
+    false_premise: bool = False,
 ) -> list[QAPair]:
     """Question/answer pairs for `images` (default: every image of `captions`), in image order.
 
@@ -116,6 +117,10 @@ def generate_qa(
             person (`person_words`), the count where most of its captions say the same one (`people_count`:
             "two men and a woman" 3, "a man" 1); questions made from captions otherwise only ever ask how many
             where people are, and a model learns to count people in a bowl of soup.
+        false_premise: also ask, of photos none of whose captions names a person, one of the questions
+            other photos' captions raised about a person ("what is the man doing?", "what is the woman
+            holding?"), answered "nobody" (`FALSE_PREMISE_ANSWER`); at most as many as there are such person
+            questions, so "nobody" stays an answer the photo decides, not the question.
     """
     images = list(captions) if images is None else list(images)
     lex = lexicon or CaptionLexicon.from_captions(c for caps in captions.values() for c in caps)
@@ -169,7 +174,9 @@ def generate_qa(
     for im in images:
         heads[im] = [h for h in heads[im] if lex.chunk_end[h] >= min_head_count and not h.endswith("ed")]
     others = [im for im in images if heads[im]]
-    people = person_words({t for im in images for c in captions[im] for t in tokenize(c)}) if absent_people else set()
+    asks_absent = absent_people or false_premise
+    people = person_words({t for im in images for c in captions[im] for t in tokenize(c)}) if asks_absent else set()
+    premises = _false_premises(images, per_image, captions, people, seed) if false_premise else {}
     asked: Counter = Counter()
     result: list[QAPair] = []
     for image in images:
@@ -178,6 +185,8 @@ def generate_qa(
                 result.append(QAPair(image, q, a, t))
             else:
                 dropped[t] += 1
+        if image in premises:
+            result.append(QAPair(image, premises[image], FALSE_PREMISE_ANSWER, "object"))
         if absent_people and not any(t in people for c in captions[image] for t in tokenize(c)):
             result.append(QAPair(image, "how many people are there?", "none", "number"))
         elif absent_people:  # the same question where people are: their count, where the captions agree on it
@@ -222,6 +231,24 @@ def generate_qa(
         )
         stats.update(answer_stats(result))
     return result
+
+
+FALSE_PREMISE_ANSWER = "nobody"
+
+
+def _false_premises(images, per_image, captions, people, seed) -> dict[str, str]:
+    """{image: a question about a person} for photos none of whose captions names a person; the questions
+    are the object questions of the other photos whose subject holds a person word, drawn at random
+    (their own generator, so the other questions do not change), one per photo, for at most as many
+    photos as there are such questions."""
+    asked = [q for im in images for q, _, t in per_image[im]
+             if t == "object" and q.startswith(("what is the ", "what are the ")) and set(q.split()[3:-1]) & people]
+    empty = [im for im in images if not any(t in people for c in captions[im] for t in tokenize(c))]
+    if not asked or not empty:
+        return {}
+    rng = random.Random(f"false-premise-{seed}")
+    chosen = empty if len(empty) <= len(asked) else rng.sample(empty, len(asked))
+    return {im: rng.choice(asked) for im in chosen}
 
 
 def drop_rare_answers(pairs, min_count: int):
