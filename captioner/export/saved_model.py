@@ -29,7 +29,8 @@ Translator (`Seq2Seq`): ``serving_default(sentences)`` at the model's settings, 
 ``translate_with_settings(sentences, beam_size, alpha, max_length)``:
 string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothesis_scores``,
 ``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
-of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer), the source is cut
+of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer; `tf_split_elisions`
+where the model splits a French source's elisions), the source is cut
 at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
 source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does (an extractive
 headline model's outputs are the source's words as written at the positions it chose). A subword
@@ -53,7 +54,7 @@ from captioner.decoding import Decoding
 from captioner.features.images import tf_resize_like_pillow
 from captioner.features.tf_images import decode_rgb
 from captioner.text.subword import CORE_EDGE, WORD_START
-from captioner.text.tokenizer import tf_detokenize, tf_tokenize
+from captioner.text.tokenizer import tf_detokenize, tf_split_elisions, tf_tokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
 
@@ -203,11 +204,11 @@ class TranslatorModule(tf.Module):
         settings = model.source_tokenizer
         if self._subword is not None:
             tokens = self._subword.pieces(sentences)  # (B, None)
-        elif settings.get("split_elisions"):
-            raise ValueError("the source tokenizer splits elisions, which the graph tokenizer does not do")
         else:
             tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"],
                                  numbers=settings.get("numbers", False))  # (B, None)
+            if settings.get("split_elisions"):
+                tokens = tf_split_elisions(tokens)  # "l'afrique" -> "l'", "afrique", as `text_tokens`
         tokens = tokens[:, : model.max_source_length]
         source_tokens = tokens.to_tensor(default_value="")  # (B, S)
         # at least one column: a batch of only empty sentences must not reduce over an empty axis
@@ -283,12 +284,17 @@ class TranslatorModule(tf.Module):
 
     def _truecase_words(self, sentences, source_tokens, target, settings):
         """Words (B, K, T) in the table's form, else in the form the same word has in the source
-        (its first word excepted), else as they are."""
+        (its first word excepted: `captioner.text.truecase.source_forms`, the first such word), else
+        as they are. The source's words as written are matched by their lower case, not by position:
+        they need not split as the model's words did (a French source's elisions)."""
         shape = tf.shape(target)
-        # the source's words as written, at the positions of the lower-cased ones
-        cased = self._cased_source(sentences, source_tokens, settings)  # (B, S)
-        later = tf.range(tf.shape(source_tokens)[1]) > 0  # (S,): not the source's first word
-        match = tf.equal(target[..., None], source_tokens[:, None, None, :]) & later  # (B, K, T, S)
+        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
+                            numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
+        cased = cased.to_tensor(default_value="")  # (B, S')
+        cased = tf.pad(cased, [[0, 0], [0, tf.maximum(1 - tf.shape(cased)[1], 0)]], constant_values="")
+        later = (tf.range(tf.shape(cased)[1]) > 0) & (cased != "")  # (B, S'): not the source's first word
+        lowered = tf.strings.lower(cased, encoding="utf-8")
+        match = tf.equal(target[..., None], lowered[:, None, None, :]) & later[:, None, None, :]  # (B, K, T, S')
         first = tf.argmax(tf.cast(match, tf.int32), axis=-1, output_type=tf.int32)  # (B, K, T)
         written = tf.reshape(tf.gather(cased, tf.reshape(first, [shape[0], -1]), batch_dims=1), shape)
         known = self._truecase.lookup(target)  # (B, K, T): "" where the table has no form

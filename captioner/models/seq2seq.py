@@ -31,7 +31,6 @@ import logging
 
 import keras
 import numpy as np
-import regex
 import tensorflow as tf
 
 from captioner.decoding import Generator, coverage_penalty, hypothesis_words
@@ -42,7 +41,7 @@ from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, 
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
-from captioner.text.tokenizer import FUNCTION_WORDS, char_tokenize, detokenize, tokenize
+from captioner.text.tokenizer import FUNCTION_WORDS, char_tokenize, detokenize, split_elisions, tokenize
 from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, SPECIAL_TOKENS, START_ID, UNK, Vocabulary
 
@@ -83,8 +82,6 @@ def extract_words(position_ids, first_id, source_words):
             steps.append(step)
     return words, steps
 
-# French (and Italian) elided articles/pronouns written against the next word: "l'afrique".
-_ELISION_RE = regex.compile(r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])['])(\p{L}.*)$")
 
 
 def join_tokens(tokens, settings: dict | None = None) -> str:
@@ -109,13 +106,7 @@ def text_tokens(text: str, settings: dict | None = None) -> list[str]:
     if s.get("chars"):
         return char_tokenize(text, lower=s["lower"])
     tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"], numbers=s["numbers"])
-    if s["split_elisions"]:
-        out = []
-        for t in tokens:
-            m = _ELISION_RE.match(t)
-            out.extend([m.group(1), m.group(2)] if m else [t])  # "l'afrique" -> "l'", "afrique"
-        tokens = out
-    return tokens
+    return split_elisions(tokens) if s["split_elisions"] else tokens  # "l'afrique" -> "l'", "afrique"
 
 
 @dataclasses.dataclass

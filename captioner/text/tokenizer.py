@@ -46,7 +46,8 @@ FUNCTION_WORDS = frozenset(
     "their his her our your my is are was were be been being has have had do does did will would shall should "
     "can could may might must not no".split())
 
-__all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize", "tf_detokenize"]
+__all__ = ["tokenize", "char_tokenize", "detokenize", "tf_tokenize", "tf_detokenize", "split_elisions",
+           "tf_split_elisions"]
 
 # One "word character": letter, combining mark or digit, in any script.
 _WORD_CHAR = r"[\p{L}\p{M}\p{N}]"
@@ -209,6 +210,30 @@ def tf_tokenize(strings, lower: bool = True, keep_punct: bool = False, numbers: 
         s = tf.strings.regex_replace(s, "\x03", ".")
         s = tf.strings.regex_replace(s, "\x04", ",")
     return tf.strings.split(s)
+
+
+# French (and Italian) elided articles and pronouns written against the next word ("l'afrique"):
+# one pattern, read by Python's `regex` (`split_elisions`) and by RE2 in graphs (`tf_split_elisions`).
+ELISION_PATTERN = r"^((?:jusqu|lorsqu|puisqu|quoiqu|qu|[cdjlmnst])')(\p{L}.*)$"
+_ELISION_RE = regex.compile(ELISION_PATTERN)
+
+
+def split_elisions(tokens: list[str]) -> list[str]:
+    """Each elided token in two: "l'afrique" -> "l'", "afrique" (a model's `split_elisions` setting)."""
+    out = []
+    for t in tokens:
+        m = _ELISION_RE.match(t)
+        out.extend([m.group(1), m.group(2)] if m else [t])
+    return out
+
+
+def tf_split_elisions(tokens):
+    """tf.strings twin of :func:`split_elisions` on a (batch, None) ragged tensor of tokens (whose
+    tokens hold no space: the split mark)."""
+    import tensorflow as tf
+
+    marked = tf.strings.regex_replace(tokens.flat_values, ELISION_PATTERN, "\\1 \\2")
+    return tokens.with_flat_values(tf.strings.split(marked, " ")).merge_dims(1, 2)
 
 
 def tf_detokenize(tokens):

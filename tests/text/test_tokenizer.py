@@ -156,3 +156,18 @@ def test_indefinite_article_follows_the_first_sound():
              "unicycle": "a", "uniform": "a", "umbrella": "an", "european": "a", "one": "a", "oystercatcher": "an",
              "Hourglass": "an", "": "a"}
     assert {w: indefinite_article(w) for w in cases} == cases
+
+
+def test_tf_split_elisions_is_split_elisions():
+    """One pattern, two readings (Python's regex, RE2 in an exported translator's graph)."""
+    import tensorflow as tf
+
+    from captioner.text.tokenizer import split_elisions, tf_split_elisions
+
+    sentences = ["Jane visite l'Afrique, qu'elle aime jusqu'à l'été.", "Lorsqu'il s'ennuie, j'écoute d'abord.",
+                 "I don't know", "", "l' ' d'1 qu'", "C'est l'heure: n'importe quoi, m'a-t-il dit."]
+    for lower in (True, False):
+        got = tf_split_elisions(tf_tokenize(tf.constant(sentences), lower=lower, keep_punct=True)).to_list()
+        want = [split_elisions(tokenize(s, lower=lower, keep_punct=True)) for s in sentences]
+        assert [[t.decode("utf-8") for t in row] for row in got] == want
+    assert want[0][:5] == ["Jane", "visite", "l'", "Afrique", ","] and "qu'" in want[0] and "j'" in want[1]
