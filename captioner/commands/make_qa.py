@@ -34,10 +34,10 @@ def register(subparsers):
     p.add_argument("--absent-people", action="store_true",
                    help="also ask 'how many people are there?' (answer 'none') of photos none of whose captions "
                         "names a person (WordNet's kinds of person)")
-    p.add_argument("--false-premise", action="store_true",
+    p.add_argument("--false-premise", type=float, default=0.0, metavar="SHARE",
                    help="also ask one of the questions other photos raised about a person ('what is the man "
-                        "doing?') of each photo none of whose captions names one (answer 'nobody'; at most as many "
-                        "as those person questions)")
+                        "doing?') of photos none of whose captions names one, answer 'nobody': SHARE times as many "
+                        "as those person questions (e.g. 0.33; default 0: none)")
     p.add_argument("--output", "-o", required=True, help="JSON-lines output; written atomically")
     p.add_argument("--seed", type=int, default=0, help="seed of the yes/no negatives (default 0)")
     p.add_argument("--min-answer-count", type=int, default=5,

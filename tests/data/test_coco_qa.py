@@ -184,7 +184,7 @@ def test_false_premise_asks_person_questions_of_photos_without_a_person():
     answered 'nobody'; only such photos get one, the questions are real person questions of other
     photos, at most as many as those; without the option the pairs are exactly as before."""
     base = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0)
-    pairs = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=True)
+    pairs = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=1.0)
     premises = [p for p in pairs if p.answer == "nobody"]
     assert [p for p in pairs if p.answer != "nobody"] == base
     person_rows = [p.question for p in base if p.type == "object" and p.question.split()[3] in
@@ -194,4 +194,6 @@ def test_false_premise_asks_person_questions_of_photos_without_a_person():
     no_person = {im for im, caps in CAPTIONS.items()
                  if not any(w in c.lower().split() for c in caps for w in ("man", "woman", "boy", "girl", "people"))}
     assert {p.image for p in premises} <= no_person and len(premises) == min(len(no_person), len(person_rows))
-    assert generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=True) == pairs
+    assert generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=1.0) == pairs
+    half = generate_qa(CAPTIONS, seed=3, min_answer_count=1, min_head_count=0, false_premise=0.5)
+    assert sum(p.answer == "nobody" for p in half) == round(0.5 * len(person_rows))

@@ -97,7 +97,7 @@ def generate_qa(
     progress=None,
     stats: dict | None = None,
     absent_people: bool = False,
-    false_premise: bool = False,
+    false_premise: float = 0.0,
 ) -> list[QAPair]:
     """Question/answer pairs for `images` (default: every image of `captions`), in image order.
 
@@ -119,8 +119,8 @@ def generate_qa(
             where people are, and a model learns to count people in a bowl of soup.
         false_premise: also ask, of photos none of whose captions names a person, one of the questions
             other photos' captions raised about a person ("what is the man doing?", "what is the woman
-            holding?"), answered "nobody" (`FALSE_PREMISE_ANSWER`); at most as many as there are such person
-            questions, so "nobody" stays an answer the photo decides, not the question.
+            holding?"), answered "nobody" (`FALSE_PREMISE_ANSWER`): this share of the number of such person
+            questions (0: none), so "nobody" stays an answer the photo decides, not the question.
     """
     images = list(captions) if images is None else list(images)
     lex = lexicon or CaptionLexicon.from_captions(c for caps in captions.values() for c in caps)
@@ -176,7 +176,7 @@ def generate_qa(
     others = [im for im in images if heads[im]]
     asks_absent = absent_people or false_premise
     people = person_words({t for im in images for c in captions[im] for t in tokenize(c)}) if asks_absent else set()
-    premises = _false_premises(images, per_image, captions, people, seed) if false_premise else {}
+    premises = _false_premises(images, per_image, captions, people, seed, false_premise) if false_premise else {}
     asked: Counter = Counter()
     result: list[QAPair] = []
     for image in images:
@@ -236,18 +236,18 @@ def generate_qa(
 FALSE_PREMISE_ANSWER = "nobody"
 
 
-def _false_premises(images, per_image, captions, people, seed) -> dict[str, str]:
+def _false_premises(images, per_image, captions, people, seed, share) -> dict[str, str]:
     """{image: a question about a person} for photos none of whose captions names a person; the questions
     are the object questions of the other photos whose subject holds a person word, drawn at random
-    (their own generator, so the other questions do not change), one per photo, for at most as many
-    photos as there are such questions."""
+    (their own generator, so the other questions do not change), one per photo, for `share` times as
+    many photos as there are such questions (or every such photo, if fewer)."""
     asked = [q for im in images for q, _, t in per_image[im]
              if t == "object" and q.startswith(("what is the ", "what are the ")) and set(q.split()[3:-1]) & people]
     empty = [im for im in images if not any(t in people for c in captions[im] for t in tokenize(c))]
     if not asked or not empty:
         return {}
     rng = random.Random(f"false-premise-{seed}")
-    chosen = empty if len(empty) <= len(asked) else rng.sample(empty, len(asked))
+    chosen = rng.sample(empty, min(len(empty), round(share * len(asked))))
     return {im: rng.choice(asked) for im in chosen}
 
 
