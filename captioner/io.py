@@ -111,6 +111,11 @@ def write_json(path, data):
             f.write("\n")
 
 
+def as_written(data):
+    """`data` as `write_json` writes it and `json.load` reads it back (tuples as lists, numpy as Python)."""
+    return json.loads(json.dumps(data, default=_default))
+
+
 def _default(obj):
     try:
         import numpy as np

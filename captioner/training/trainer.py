@@ -264,6 +264,30 @@ def _signature(batch):
     return tf.nest.map_structure(spec, batch)
 
 
+# what a --resume may change: how long and when to stop, and where the model goes
+RESUMABLE_CHANGES = frozenset({"epochs", "time_budget", "patience", "resume", "model_out", "final_eval_beams", "command"})
+
+
+def check_resumed_config(path, config):
+    """Refuse a --resume whose data or model options differ from the run's (`path`, its config.json):
+    the run's vocabularies and answers are reused and its checkpoint restored, so training would go on
+    silently on other data or a model the options no longer describe."""
+    from captioner.errors import InputError
+    from captioner.io import as_written
+
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        before = json.load(f)
+    now = as_written(config)
+    changed = sorted(k for k in before.keys() & now.keys() if k not in RESUMABLE_CHANGES and before[k] != now[k])
+    if changed:
+        shown = "; ".join(f"{k}: {json.dumps(before[k])[:60]} -> {json.dumps(now[k])[:60]}" for k in changed[:4])
+        raise InputError(f"--resume: {os.path.dirname(path) or '.'} was trained with other options or data ({shown}"
+                         f"{' ...' if len(changed) > 4 else ''}); give the run's own options (only "
+                         f"{', '.join(sorted(RESUMABLE_CHANGES - {'command', 'resume'}))} may change) or a new --output-dir")
+
+
 class Trainer:
     """Runs one recipe: see the module docstring."""
 
@@ -295,6 +319,8 @@ class Trainer:
         try:
             self.info = recipe.prepare(self) or {}
             self.config = {**dataclasses.asdict(cfg), **self.info}
+            if cfg.resume:
+                check_resumed_config(self.run_dir.path("config.json"), self.config)
             write_json(self.run_dir.path("config.json"), {**self.config, "command": self.command})
             t0 = time.perf_counter()
             model, fit_info = recipe.train(self)
@@ -350,6 +376,9 @@ class Trainer:
         seed = cfg.seed if seed is None else seed
         with recipe.model_scope():  # the optimizer's variables, built on resume, belong to the strategy too
             model.compile(optimizer=recipe.optimizer(), **recipe.compile_args())
+            if model.optimizer is not None and not model.optimizer.built and model.trainable_variables:
+                # now, not in the first trace of the train step: variables made there make TensorFlow trace it twice
+                model.optimizer.build(model.trainable_variables)
             state = run_dir.resume(model, cfg.resume)
         recipe.on_model_ready(model, state)
         initial_epoch = state["epoch"] if state else 0

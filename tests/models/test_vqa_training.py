@@ -15,7 +15,7 @@ from support.vqa import ANSWERS, easy_vqa_copy
 
 
 @pytest.mark.parametrize("kind", ["attention", "baseline"])
-def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
+def test_train_resume_and_saved_model(tmp_path, monkeypatch, capsys, kind):
     monkeypatch.setattr(captioner.backbones, "get_backbone", tiny_get_backbone)
     data = easy_vqa_copy(tmp_path / "easy", np.random.default_rng(0))
     run, model_out = tmp_path / "run", tmp_path / "vqa.keras"
@@ -26,6 +26,12 @@ def test_train_resume_and_saved_model(tmp_path, monkeypatch, kind):
               "--batch-size", "12", "--dev-fraction", "0.2", "--patience", "5"] + reduce
     assert main(common + ["--epochs", "2"]) == 0
     assert len(json.loads((run / HISTORY).read_text())) == 2
+    # other data or model options on --resume: refused, naming what changed, the run untouched
+    config = (run / "config.json").read_text()
+    assert main(common + ["--epochs", "3", "--resume", "--dropout", "0.1", "--seed", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume" in err and "dropout: 0.3 -> 0.1" in err and "seed: 1 -> 4" in err, err[-400:]
+    assert (run / "config.json").read_text() == config
     assert main(common + ["--epochs", "3", "--resume"]) == 0  # continues at epoch 3, not from scratch
     history = json.loads((run / HISTORY).read_text())
     assert [h["epoch"] for h in history] == [1, 2, 3]
