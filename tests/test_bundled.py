@@ -3,6 +3,8 @@ entry point (CLI, server, app, pipeline) takes its default from it."""
 
 import argparse
 
+import pytest
+
 from captioner import bundled
 
 
@@ -56,3 +58,16 @@ def test_the_assets_fit_their_size_budget():
     assert size <= ASSETS_BUDGET_BYTES, (
         f"assets/ holds {size / 1e6:.1f} MB, over its budget of {ASSETS_BUDGET_BYTES / 1e6:.0f} MB "
         "(captioner/bundled.py): store models lean (captioner model store-lean) or drop one")
+
+
+def test_the_history_of_assets_fits_its_budget():
+    """Issue 70 item 7: every old version of a bundled model stays in a full clone; what one submission
+    may add is the room left under ASSETS_HISTORY_BUDGET_BYTES (a shallow clone has no history to check)."""
+    from captioner.bundled import ASSETS_HISTORY_BUDGET_BYTES, assets_history_bytes
+
+    size = assets_history_bytes()
+    if size is None:
+        pytest.skip("not a full git clone")
+    assert size <= ASSETS_HISTORY_BUDGET_BYTES, (
+        f"assets/ history holds {size / 1e6:.1f} MB, over its budget of {ASSETS_HISTORY_BUDGET_BYTES / 1e6:.0f} MB "
+        "(captioner/bundled.py): bundle one new model version per issue, at its end")
