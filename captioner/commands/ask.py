@@ -6,7 +6,8 @@
 
 Models: the default, "photo" (assets/models/photo_vqa.keras), answers questions about
 photos (trained on questions made from Flickr8k and web captions: object, number, colour,
-location, yes/no, and "how many people" with "none" where there is no one; its probabilities
+location, yes/no, "how many people" with "none" where there is no one, and "nobody" to a question
+about a person ("what is the man doing?") of a photo without one; its probabilities
 temperature-scaled on dev); "easy-vqa" (assets/models/easy_vqa.keras) knows only easy-VQA's coloured shapes;
 or a path to any saved VQAModel. When the model's "don't know" rule fires (a kind of
 question it was not trained on, or a confidence below the threshold chosen on dev photos)
