@@ -264,8 +264,9 @@ def _signature(batch):
     return tf.nest.map_structure(spec, batch)
 
 
-# what a --resume may change: how long and when to stop, and where the model goes
-RESUMABLE_CHANGES = frozenset({"epochs", "time_budget", "patience", "resume", "model_out", "final_eval_beams", "command"})
+# what a --resume may change: how long and when to stop, where the model goes, how many processes train
+RESUMABLE_CHANGES = frozenset({"epochs", "time_budget", "patience", "resume", "model_out", "final_eval_beams", "command",
+                               "distribute"})
 
 
 def check_resumed_config(path, config):
