@@ -155,7 +155,11 @@ with text_col:
         st.markdown("### don't know")
         st.warning(f"The model does not know: {result.reason}. Its best guess, *{result.answer}* at "
                    f"{result.probability:.1%}, is shown only as such.", icon=":material/help:")
-    if result.from_tag:
+    if result.from_tag and result.answer in ("yes", "no"):
+        st.caption(f"Answered by the backbone's ImageNet classifier, sure of what the photo shows: the photo is "
+                   f"unlike the VQA model's training photos, where its yes/no answers about animals follow the "
+                   f"question more than the photo (the VQA classifier said *{result.model_answer}*).")
+    elif result.from_tag:
         st.caption(f"Named by the backbone's ImageNet classifier: the photo is unlike the VQA model's training "
                    f"photos, and its answers do not hold this object (the VQA classifier said "
                    f"*{result.model_answer}*).")

@@ -12,10 +12,11 @@ temperature-scaled on dev); "easy-vqa" (assets/models/easy_vqa.keras) knows only
 or a path to any saved VQAModel. When the model's "don't know" rule fires (a kind of
 question it was not trained on, or a confidence below the threshold chosen on dev photos)
 it says so and shows its best guess; answer rows then have "known": false and a "reason".
-Asked what a photo shows ("what is this?", "what animal is that?"), a model whose backbone has an
-ImageNet head answers from it on a photo unlike its training photos (--no-objects: the classifier
-alone): the row then has "from_tag": true, the classifier's own "model_answer", and the "objects"
-(tags) it chose from.
+Asked what a photo shows ("what is this?", "what animal is that?") or whether an animal is in it ("is
+there a dog?", "are there any birds?"), a model whose backbone has an ImageNet head answers from it on
+a photo unlike its training photos, where the head is sure (--no-objects: the classifier alone): the
+row then has "from_tag": true and the classifier's own "model_answer" (and, for what a photo shows,
+the "objects" (tags) it chose from).
 
 Batch rows are `{"image": PATH, "question": TEXT}` (any other keys, e.g. an id, are copied
 to the answer row). Answer rows: `{"image", "question", "answer", "probability", "top_k":
@@ -61,8 +62,8 @@ def register(subparsers):
     p.add_argument("--batch-size", "-b", type=int, default=32, help="questions per model call")
     p.add_argument("--json", action="store_true", help="single mode: print the answer row as JSON")
     p.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
-                   help="answer 'what is this?' questions from the backbone's ImageNet head on unfamiliar photos "
-                        "(default: on)")
+                   help="answer 'what is this?' and 'is there a dog?' from the backbone's ImageNet head on "
+                        "unfamiliar photos, where it is sure (default: on)")
     p.set_defaults(func=run)
 
 
@@ -118,6 +119,8 @@ def run(args):
         return 0
     print(f"{result.answer}\t{result.probability:.4f}" if result.known else
           f"don't know\t({result.reason}; best guess: {result.answer} {result.probability:.4f})")
+    if result.from_tag:
+        print(f"  (from the backbone's ImageNet head; the VQA classifier's answers follow, its own: {result.model_answer})")
     for answer, prob in result.top_k[1:]:
         print(f"  {answer}\t{prob:.4f}")
     if result.unknown_words:

@@ -62,6 +62,12 @@ def register(subparsers):
                              description=CLASSIFIER_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
         t.add_argument("--model", default=None, help=f"the model (default: the bundled one of `captioner {registry}`)")
         add_dev_options(t)
+        if task == "vqa":
+            t.add_argument("--objects", action=argparse.BooleanOptionalAction, default=True,
+                           help="also score the answers `captioner ask` gives, where the backbone's ImageNet head "
+                           "answers what a photo shows and whether an animal is there (--no-objects: the classifier)")
+            t.add_argument("--train-questions", metavar="TRAIN.jsonl", help="the training rows: the report then holds "
+                           "the question-type prior (each type's most common training answer) beside the model")
         t.add_argument("--output", default=None, help="the report as JSON (written atomically)")
         t.set_defaults(func=run_classifier, registry=registry)
     add_text_tasks(tasks)
@@ -267,7 +273,7 @@ def run_caption(args):
 def run_classifier(args):
     from captioner.bundled import default_path
     from captioner.errors import InputError
-    from captioner.inference.calibration import dev_set, figures
+    from captioner.inference.calibration import asked_figures, dev_set, figures, prior_figures
     from captioner.io import write_json
     from captioner.models.calibration import Calibrated
     from captioner.models.loading import load_model_file
@@ -275,7 +281,12 @@ def run_classifier(args):
     path = args.model or default_path(args.registry)
     model = load_model_file(path, Calibrated, "a VQA model, an entailment model, a document or an activity classifier")
     try:
-        report = figures(model, dev_set(model, args))
+        dev = dev_set(model, args)
+        report = figures(model, dev)
+        if getattr(args, "objects", False) and dev.inputs is not None:
+            report["as_asked"] = asked_figures(model, dev)
+        if getattr(args, "train_questions", None):
+            report["prior"] = prior_figures(dev, args.train_questions)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     report = {"task": args.task, "model": path, **report,
@@ -285,6 +296,10 @@ def run_classifier(args):
         brief["by_type"] = {k: v["accuracy"] for k, v in report["by_type"].items()}
     if "dont_know" in report:
         brief["dont_know"] = report["dont_know"]
+    if "as_asked" in report:
+        brief["as_asked"] = {k: report["as_asked"][k] for k in ("accuracy", "by_type", "from_tag") if k in report["as_asked"]}
+    if "prior" in report:
+        brief["prior"] = {"accuracy": report["prior"]["accuracy"], "by_type": report["prior"]["by_type"]}
     print(json.dumps(brief))
     if args.output:
         write_json(args.output, report)

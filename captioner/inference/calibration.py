@@ -37,6 +37,8 @@ class DevSet:
     labels: np.ndarray         # (N,) gold class index, -1 where the gold is none of the model's classes
     description: dict
     groups: list | None = None  # per example, its kind (a VQA row's question type), for figures per kind
+    gold: list | None = None    # per example, its gold answer as text (VQA), for the per-type prior
+    inputs: tuple | None = None  # VQA: (photo paths, questions), to ask again as `captioner ask` does
 
 
 def _find_images(names, folders):
@@ -93,7 +95,55 @@ def _vqa_rows(model, rows, paths, what, batch_size, progress):
     return DevSet(np.concatenate(parts), labels,
                   {"questions": len(rows), "photos": len(set(paths.values())), "file": what,
                    "gold_outside_answers": int((labels < 0).sum())},
-                  groups=[q.answer_type for q in rows] if any(q.answer_type for q in rows) else None)
+                  groups=[q.answer_type for q in rows] if any(q.answer_type for q in rows) else None,
+                  gold=[q.answer for q in rows], inputs=([paths[q.image_path] for q in rows], [q.question for q in rows]))
+
+
+def asked_figures(model, dev: DevSet, batch_size=32):
+    """A VQA model's accuracy on the answers `captioner ask` gives (the backbone's ImageNet head on): the
+    rows whose question the head may answer (`head_may_answer`) asked again through
+    `answer_batch(objects=True)`, the others as the classifier's top answer. Overall, per type, and how
+    many answers came from the head."""
+    from captioner.models.vqa_model import head_may_answer
+
+    answers = [model.answers[k] for k in dev.probabilities.argmax(-1)]
+    paths, questions = dev.inputs
+    again = [i for i, q in enumerate(questions) if head_may_answer(q)]
+    from_tag = 0
+    if again and model.can_tag_objects:
+        for start in range(0, len(again), 512):
+            part = again[start:start + 512]
+            results = model.answer_batch([paths[i] for i in part], [questions[i] for i in part],
+                                         batch_size=batch_size, objects=True)
+            for i, result in zip(part, results):
+                answers[i] = result.answer
+                from_tag += result.from_tag
+    right = np.array([a == g for a, g in zip(answers, dev.gold)])
+    out = {"accuracy": round(100.0 * float(right.mean()), 2), "from_tag": from_tag, "asked_again": len(again)}
+    if dev.groups:
+        out["by_type"] = {kind: round(100.0 * float(right[np.array([g == kind for g in dev.groups])].mean()), 2)
+                          for kind in sorted({g for g in dev.groups if g})}
+    return out
+
+
+def prior_figures(dev: DevSet, train_questions):
+    """The question-type prior beside a VQA model: each dev question answered with its type's most common
+    answer in the training rows `train_questions` (`captioner make-qa` JSON lines): accuracy overall and per
+    type, exact match as the model is scored. A model that does not beat it is not reading its input."""
+    from captioner.data.qa_jsonl import read_qa_jsonl
+    from captioner.metrics.qa_scores import most_common_per_type, predict_most_common
+
+    if dev.gold is None or dev.groups is None:
+        raise InputError("--train-questions: the prior needs dev rows with answer types (make-qa rows)")
+    train = read_qa_jsonl(train_questions)
+    table = most_common_per_type([q.answer_type for q in train.questions], [q.answer for q in train.questions])
+    right = np.array([a == g for a, g in zip(predict_most_common(table, dev.groups), dev.gold)])
+    out = {"train_questions": len(train.questions), "answers": {k: v for k, v in table.items() if k != "*"},
+           "accuracy": round(100.0 * float(right.mean()), 2), "by_type": {}}
+    for kind in sorted({g for g in dev.groups if g}):
+        mask = np.array([g == kind for g in dev.groups])
+        out["by_type"][kind] = round(100.0 * float(right[mask].mean()), 2)
+    return out
 
 
 def entailment_dev(model, data, snli=False, dev_fraction=0.1, batch_size=64):

@@ -102,6 +102,48 @@ def single_word_levels(entry):
     return [[w for w in level if " " not in w and "-" not in w] for level in [entry["lemmas"]] + entry["hypernyms"]]
 
 
+ANIMAL_CLASSES = 398  # ImageNet-1k's classes 0-397 (tench ... puffer) are animals; 398 on (abacus ...) are not
+ANIMAL_WORDS = frozenset({"animal", "animals", "creature", "beast"})  # animal.n.01: every one of the 398
+ABSENT_BELOW = 0.01  # `animal_present`: an animal this improbable under a confident other class is absent
+
+
+@functools.lru_cache(maxsize=1)
+def _classes_by_word():
+    """{single word: the indices of the classes it names, its own lemma or a hypernym's}."""
+    named = {}
+    for i, entry in enumerate(imagenet_classes()):
+        for word in {w for level in single_word_levels(entry) for w in level}:
+            named.setdefault(word, []).append(i)
+    return {word: np.array(classes) for word, classes in named.items()}
+
+
+def animal_classes(noun):
+    """The ImageNet classes an animal noun names ("dog": the 118 breeds; "birds", "foxes": the singular's),
+    or None when the noun names no class or names a thing ("bus"; "kite" is ImageNet's hawk, so the toy is
+    asked about as the bird). Hypernym chains stop at 7 levels, so "animal" itself is given all 398."""
+    if noun in ANIMAL_WORDS:
+        return np.arange(ANIMAL_CLASSES)
+    named = _classes_by_word()
+    for word in (noun, noun[:-1] if noun.endswith("s") else "", noun[:-2] if noun.endswith("es") else ""):
+        if word in named:
+            classes = named[word]
+            return classes if (classes < ANIMAL_CLASSES).all() else None
+    return None
+
+
+def animal_present(probabilities, classes, threshold):
+    """Whether the photo of class `probabilities` (1000,) shows an animal of `classes`, as the ImageNet head
+    sees it: "yes" when they hold at least `threshold` of the probability, "no" when they hold under
+    `ABSENT_BELOW` while another class holds `threshold` (the head knows what the photo is, and it is not
+    one), else None (the head cannot say: a small dog in a wide scene); with the answer's probability."""
+    p = float(np.asarray(probabilities)[classes].sum())
+    if p >= threshold:
+        return "yes", p
+    if p < ABSENT_BELOW and float(np.max(probabilities)) >= threshold:
+        return "no", 1.0 - p
+    return None, p
+
+
 def class_words(vocabulary, own_names=False):
     """For each of the 1,000 classes: the vocabulary word that names it (its own lemma, else the
     nearest hypernym's), or None when no single word on its chain is in the vocabulary (with

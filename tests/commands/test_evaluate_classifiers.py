@@ -21,14 +21,23 @@ def test_evaluate_vqa_reports_accuracy_per_type_ece_and_dont_know(tmp_path, caps
         rows += [{"image": f"p{i}.png", "question": "what color is the shape?", "answer": ANSWERS[i % 2], "type": "color"},
                  {"image": f"p{i}.png", "question": "is there a circle?", "answer": ANSWERS[2 + i % 2], "type": "yesno"}]
     (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    train = [{**r, "answer": ANSWERS[0] if r["type"] == "color" else ANSWERS[2]} for r in rows[:4]] + [rows[5]]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train))
     path = tmp_path / "vqa.keras"
     model.save(path)
     assert main(["evaluate", "vqa", "--model", str(path), "--questions", str(tmp_path / "dev.jsonl"),
-                 "--images", str(photos), "--output", str(tmp_path / "r.json")]) == 0
+                 "--images", str(photos), "--output", str(tmp_path / "r.json"),
+                 "--train-questions", str(tmp_path / "train.jsonl")]) == 0
     report = json.loads((tmp_path / "r.json").read_text())
     probs = model.answer_probabilities([str(photos / r["image"]) for r in rows], [r["question"] for r in rows])
     right = [ANSWERS[k] == r["answer"] for k, r in zip(probs.argmax(-1), rows)]
     assert report["accuracy"] == round(100 * np.mean(right), 2)
+    # the type prior: each type's most common training answer (colour: ANSWERS[0], yes/no: ANSWERS[2]), right on half
+    assert report["prior"]["answers"] == {"color": ANSWERS[0], "yesno": ANSWERS[2]}
+    assert report["prior"]["by_type"] == {"color": 50.0, "yesno": 50.0} and report["prior"]["train_questions"] == 5
+    # the answers `captioner ask` gives: no ImageNet head here, so the classifier's, none from a tag
+    assert report["as_asked"]["accuracy"] == report["accuracy"] and report["as_asked"]["from_tag"] == 0
+    assert report["as_asked"]["asked_again"] == 0  # "is there a circle?" names no animal the head knows
     assert set(report["by_type"]) == {"color", "yesno"} and report["dev"]["questions"] == 12
     assert 0 <= report["ece"] <= 1 and report["temperature"] == 1.0 and "dont_know" in report
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == report["accuracy"]

@@ -20,13 +20,13 @@ ESPRESSO = 967
 WORDS = ("a", "man", "is", "sitting", "on", "bench", "coffee", "dog")
 
 
-def espresso_backbone(size=32):
+def espresso_backbone(size=32, seen=None):
     """pixels -> the same features for every image: pooled features the efficientnet_lite0 head
-    reads as an espresso (least squares on its kernel), grid (B, 1, 1, 1280). Named as the
-    variant, so the captioner tags with that variant's head."""
+    reads as an espresso (or class `seen`; least squares on its kernel), grid (B, 1, 1, 1280). Named as
+    the variant, so the captioner tags with that variant's head."""
     kernel, bias = imagenet_head("efficientnet_lite0")
     logits = np.full(1000, -10.0, np.float32)
-    logits[ESPRESSO] = 8.0
+    logits[ESPRESSO if seen is None else seen] = 8.0
     target = np.linalg.lstsq(kernel.T, logits - bias, rcond=None)[0].astype(np.float32)  # (1280,)
     x = keras.Input((size, size, 3))
     zeros = keras.layers.Rescaling(0.0)(x)
@@ -180,6 +180,45 @@ def test_the_vqa_model_answers_what_is_this_from_the_imagenet_head():
     model.set_tagger(familiar=base64.b64encode(unit.tobytes()).decode("ascii"), familiar_threshold=0.99)
     again = model.answer(photo, "what is this?", objects=True)
     assert again.answer == plain[0].answer and not again.from_tag and again.objects[0]["familiar_photo"]
+
+
+def test_the_vqa_model_answers_whether_an_animal_is_there_from_the_imagenet_head():
+    """"is there a dog?" of a photo the head reads as an espresso: "no"; of a golden retriever: "yes";
+    about a thing ("is there a cup?"), with objects=False, or of a familiar photo: the classifier's answer."""
+    import base64
+
+    from captioner.models.vqa_classifier import VQAClassifier
+    from captioner.models.vqa_model import VQAModel, presence_noun
+
+    assert presence_noun("Is there a dog?") == "dog" and presence_noun("are there any birds") == "birds"
+    assert presence_noun("is the dog there?") is None and presence_noun("what is this?") is None
+    keras.utils.set_random_seed(0)
+    vocab = Vocabulary(SPECIAL_TOKENS + ("is", "there", "a", "dog", "cup", "any", "birds"))
+    answers = ["yes", "no", "two"]
+    classifier = VQAClassifier.of(len(vocab), len(answers), image_dim=1280, kind="attention", hops=1, embedding_dim=4,
+                                  units=4, attention_units=4, dropout=0.0)
+    photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    questions = ["is there a dog?", "are there any birds?", "is there a cup?"]
+    for seen, expected in ((None, ["no", "no"]), (207, ["yes", "no"])):  # 207: a golden retriever
+        model = VQAModel(espresso_backbone(seen=seen), classifier, vocab, answers, tagger={"threshold": 0.5})
+        plain = model.answer_batch([photo] * 3, questions, top_k=2)
+        tagged = model.answer_batch([photo] * 3, questions, top_k=2, objects=True)
+        for result, before, answer in zip(tagged, plain, expected + [None]):
+            assert result.answer == (answer or before.answer) and result.from_tag == (answer is not None)
+        assert tagged[0].model_answer == plain[0].answer and tagged[0].top_k[0][0] == expected[0]
+    # `captioner evaluate vqa` scores these answers too: the head's where it answered, else the classifier's
+    from captioner.inference.calibration import DevSet, asked_figures
+
+    asked = ["is there a dog?", "is there a cup?"]
+    probs = model.answer_probabilities([photo] * 2, asked)
+    dev = DevSet(probs, np.array([0, 1]), {}, groups=["yesno"] * 2, gold=["yes", "no"], inputs=([photo] * 2, asked))
+    report = asked_figures(model, dev)
+    assert report["from_tag"] == 1 and report["asked_again"] == 1
+    assert report["accuracy"] == 50.0 + 50.0 * (answers[int(probs[1].argmax())] == "no")
+    pooled = np.asarray(model.backbone(photo[None].astype(np.float32), training=False)["pooled"])
+    unit = (pooled / np.linalg.norm(pooled)).astype(np.float16)
+    model.set_tagger(familiar=base64.b64encode(unit.tobytes()).decode("ascii"), familiar_threshold=0.99)
+    assert not model.answer(photo, "is there a dog?", objects=True).from_tag  # a familiar photo: the classifier's
 
 
 def test_rows_no_tag_steers_are_decoded_apart_and_give_what_the_whole_batch_search_gives():

@@ -329,3 +329,23 @@ def test_steering_tags_become_disjunctive_constraints_with_the_constrained_searc
     assert list(ObjectTagger.of("efficientnet_lite0", vocab).search_inputs(tags)) == ["token_bonus"]
     with pytest.raises(ValueError, match="search must be"):
         ObjectTagger.of("efficientnet_lite0", vocab, search="hard")
+
+
+def test_animal_nouns_name_their_classes_and_the_head_says_yes_no_or_cannot_tell():
+    from captioner.tagging.object_tagger import ANIMAL_CLASSES, animal_classes, animal_present
+
+    dogs = animal_classes("dog")
+    assert GOLDEN in dogs and SETTER in dogs and TABBY not in dogs and 100 < len(dogs) < 130
+    np.testing.assert_array_equal(animal_classes("dogs"), dogs)
+    assert TABBY in animal_classes("cats") and 0 in animal_classes("fish")  # a tench
+    assert len(animal_classes("animal")) == ANIMAL_CLASSES
+    assert imagenet_classes()[ANIMAL_CLASSES - 1]["name"] == "puffer"
+    assert animal_classes("coffee") is None and animal_classes("bus") is None and animal_classes("qwerty") is None
+    p = np.zeros(1000)
+    p[ESPRESSO] = 0.99
+    p[GOLDEN] = 0.005
+    assert animal_present(p, dogs, 0.5) == ("no", pytest.approx(0.995))
+    p[[GOLDEN, SETTER]] = 0.3, 0.3  # two breeds: one dog
+    p[ESPRESSO] = 0.4
+    assert animal_present(p, dogs, 0.5) == ("yes", pytest.approx(0.6))
+    assert animal_present(p, animal_classes("cat"), 0.5)[0] is None  # nothing confident enough to rule a cat out
