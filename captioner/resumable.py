@@ -1,31 +1,39 @@
-"""A JSON-lines output written row by row to `OUTPUT.partial`, locked, resumed after a kill and
-renamed to `OUTPUT` when complete (the `ask` and `video` commands; `caption` appends to its
-output itself, see `captioner.inference.batch`).
+"""The one output contract of the batch commands: rows written as they are done to `OUTPUT.partial`,
+locked, resumed after a kill and renamed to `OUTPUT` when complete (`ask`, `video`, `translate`,
+`transliterate`, `summarize`, `entail`, `classify`, `respond`; `caption` appends to its output itself,
+for its shards and CSV: see `captioner.inference.batch`).
 
-    with ResumableJsonl(args.output) as out:
-        done = out.rows          # rows a killed run had written, in order (checked by the caller)
-        for batch in ...:
-            out.write(rows)      # flushed and fsynced: a kill loses no finished row
-        out.finish()             # OUTPUT.partial -> OUTPUT, in one rename
+    with batch_output(args.output, inputs, same=lambda row, item: ...) as out:
+        for batch in batches(out.todo):  # the inputs a killed run had not done
+            for row in ...:
+                out.write(row)           # a JSON object, or a line of text (text=True)
+            out.flush()                  # flushed and fsynced: a kill loses no finished batch
+    # OUTPUT.partial -> OUTPUT, in one rename; with no OUTPUT the rows go to standard output
 
 * A second process on the same OUTPUT is refused (an exclusive lock on OUTPUT.partial, taken
   before anything is read or changed), so two runs never interleave into one file.
-* A rerun keeps the rows a killed run wrote: `rows` hands them back, the caller skips those
-  inputs. Half a line left by a kill is dropped; a partial file whose complete lines are not
-  JSON objects is refused and left as it is.
+* A rerun keeps the rows a killed run wrote (`ResumableJsonl.rows`, `BatchOutput.done`); the caller
+  skips those inputs. Half a line left by a kill is dropped; a partial file whose complete lines are
+  not JSON objects (of a JSON-lines output) is refused and left as it is, and so is one with more rows
+  than the input or, where the caller can tell (`same`), rows of another input.
 * An output that is a directory, or cannot be created or written, is an InputError naming it.
 """
 
+import contextlib
 import json
 import os
+import sys
 
 from captioner.errors import InputError
 
 
 class ResumableJsonl:
-    def __init__(self, output):
+    """OUTPUT.partial, locked; `rows` holds what a killed run wrote (JSON objects, or with ``text`` lines)."""
+
+    def __init__(self, output, text=False):
         self.output = os.fspath(output)
         self.partial = self.output + ".partial"
+        self.text = bool(text)
         self.file = None
         self.rows = []
 
@@ -51,6 +59,15 @@ class ResumableJsonl:
         data = self.file.read()
         cut = data.rfind(b"\n") + 1
         rows = []
+        if self.text:
+            try:
+                rows = data[:cut].decode("utf-8").split("\n")[:-1]
+            except UnicodeDecodeError:
+                raise InputError(f"{self.partial}: not UTF-8 text, so not an earlier run's output; this file was "
+                                 f"left unchanged: move it away or choose another --output") from None
+            self.file.truncate(cut)  # half a line left by a kill: that input is done again
+            self.file.seek(0, os.SEEK_END)
+            return rows
         for lineno, line in enumerate(data[:cut].splitlines(), 1):
             if not line.strip():
                 continue
@@ -77,7 +94,8 @@ class ResumableJsonl:
                           f"is from another input; move it away or choose another --output")
 
     def write(self, rows):
-        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+        data = "".join((r.replace("\n", " ") if self.text else json.dumps(r, ensure_ascii=False)) + "\n"
+                       for r in rows).encode("utf-8")
         self.file.write(data)
         self.file.flush()
         os.fsync(self.file.fileno())
@@ -94,9 +112,61 @@ class ResumableJsonl:
 
     def __exit__(self, *exc):
         if self.file is not None:
+            if exc[0] is not None and os.path.exists(self.partial) and os.fstat(self.file.fileno()).st_size == 0:
+                os.remove(self.partial)  # failed before its first row: nothing to resume, nothing left behind
             self.file.close()
             self.file = None
         return False
+
+
+OUTPUT_HELP = ("output file (default: stdout); rows go to OUTPUT.partial as they are done, renamed to OUTPUT at the "
+               "end: a rerun after a kill goes on from there")
+
+
+class BatchOutput:
+    """What `batch_output` yields: `todo` (the inputs still to do), `done` (the rows a killed run wrote),
+    `write(row)` and `flush()` (after each batch)."""
+
+    def __init__(self, todo, done, out=None, text=False):
+        self.todo, self.done, self.out, self.text = todo, done, out, text
+        self.pending = []
+
+    def write(self, row):
+        self.pending.append(row)
+
+    def flush(self):
+        if self.out is not None:
+            self.out.write(self.pending)
+        else:
+            sys.stdout.write("".join((r.replace("\n", " ") if self.text else json.dumps(r, ensure_ascii=False))
+                                     + "\n" for r in self.pending))
+            sys.stdout.flush()
+        self.pending = []
+
+
+@contextlib.contextmanager
+def batch_output(output, inputs, text=False, same=None, what="the input"):
+    """The batch commands' output (module docstring): OUTPUT (resumable) or, when None, standard output.
+    `inputs`: one per output row, in order; `same(row, input)`: whether a resumed row is that input's."""
+    inputs = list(inputs)
+    if not output:
+        sink = BatchOutput(inputs, [], text=text)
+        yield sink
+        sink.flush()
+        return
+    with ResumableJsonl(output, text=text) as out:
+        done = out.rows
+        if len(done) > len(inputs):
+            raise out.mismatch(len(inputs), f"{what} (it has {len(inputs)} rows)")
+        for k, (row, item) in enumerate(zip(done, inputs)):
+            if same is not None and not same(row, item):
+                raise out.mismatch(k, f"{what}, row {k + 1}")
+        if done:
+            print(f"{out.partial}: resuming after {len(done)} rows", file=sys.stderr)
+        sink = BatchOutput(inputs[len(done):], done, out, text)
+        yield sink
+        sink.flush()
+        out.finish()
 
 
 def _lock(f, output):

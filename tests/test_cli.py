@@ -95,7 +95,7 @@ def test_a_full_disk_or_a_read_only_folder_is_one_line_and_keeps_what_was_there(
     out = tmp_path / "out.txt"
     out.write_text("an earlier run's translation\n")
 
-    def full_disk(model, lines, args, write):
+    def full_disk(model, lines, args, write, flush):
         write("half a translation")
         raise OSError(errno.ENOSPC, "No space left on device", str(out))
 

@@ -117,19 +117,47 @@ def test_an_unwritable_output_is_one_line(tmp_path, capsys):
         assert len(err.splitlines()) == 1 and "cannot be written" in err, err
 
 
-def test_output_stream_refuses_an_unwritable_path_in_one_line(tmp_path):
+def test_batch_output_refuses_an_unwritable_path_in_one_line_and_resumes_what_a_kill_left(tmp_path):
+    """The one output contract of the batch commands (issue 70 item 4): rows to OUTPUT.partial as batches end,
+    renamed at the end; a rerun skips the rows a killed run wrote (half a line dropped), refuses a partial
+    file of another input or with more rows than the input, and a run that failed before its first row
+    leaves nothing behind."""
     import pytest
 
-    from captioner.commands.translate import output_stream
     from captioner.errors import InputError
+    from captioner.resumable import batch_output
 
     (tmp_path / "plain").write_text("a file")
-    with pytest.raises(InputError, match="cannot be written"):
-        with output_stream(str(tmp_path / "plain" / "out.txt")):
+    with pytest.raises(InputError, match="cannot write"):
+        with batch_output(str(tmp_path / "plain" / "out.txt"), ["a"], text=True):
             pass
-    with output_stream(str(tmp_path / "ok.txt")) as f:
-        f.write("kept\n")
-    assert (tmp_path / "ok.txt").read_text() == "kept\n"
+    out = tmp_path / "ok.txt"
+    with pytest.raises(RuntimeError):
+        with batch_output(str(out), ["a", "b", "c"], text=True) as sink:
+            sink.write("A")
+            sink.flush()
+            sink.write("B")  # not flushed: the kill takes it
+            raise RuntimeError("killed")
+    assert not out.exists() and (tmp_path / "ok.txt.partial").read_text() == "A\n"
+    with open(tmp_path / "ok.txt.partial", "a") as f:
+        f.write("half a li")
+    with batch_output(str(out), ["a", "b", "c"], text=True) as sink:
+        assert sink.done == ["A"] and sink.todo == ["b", "c"]
+        for item in sink.todo:
+            sink.write(item.upper())
+    assert out.read_text() == "A\nB\nC\n" and not (tmp_path / "ok.txt.partial").exists()
+    rows = tmp_path / "rows.jsonl"
+    (tmp_path / "rows.jsonl.partial").write_text('{"line": 1}\n{"line": 2}\n')
+    with pytest.raises(InputError, match="another input"):
+        with batch_output(str(rows), [(1,), (3,)], same=lambda row, item: row["line"] == item[0]):
+            pass
+    with pytest.raises(InputError, match="it has 1 rows"):
+        with batch_output(str(rows), [(1,)]):
+            pass
+    with pytest.raises(RuntimeError):
+        with batch_output(str(tmp_path / "none.jsonl"), [1]):
+            raise RuntimeError("failed before the first row")
+    assert not list(tmp_path.glob("none.jsonl*"))
 
 
 def test_a_users_text_file_from_another_system_is_read_as_its_words(tmp_path):

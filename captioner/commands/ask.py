@@ -155,31 +155,25 @@ def run_batch(args):
     model = load_model(args.model)
     base = os.path.dirname(os.path.abspath(args.input))
     rows = list(_read_rows(args.input))
-    out_path = args.output
-    if not out_path:
+    from captioner.resumable import batch_output
+
+    def same(row, item):
+        line_no, source, _ = item
+        return (row.get("line") == line_no if source is None else
+                row.get("image") == source.get("image") and row.get("question") == source.get("question"))
+
+    with batch_output(args.output, rows, what=args.input, same=same) as out:
+        failed = sum("error" in r for r in out.done)
+
         def write(answers):
-            sys.stdout.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answers))
-            sys.stdout.flush()
+            for answer in answers:
+                out.write(answer)
+            out.flush()
 
-        return 1 if _answer_rows(model, rows, base, args, write, start=0) else 0
-    from captioner.resumable import ResumableJsonl
-
-    with ResumableJsonl(out_path) as out:
-        done = out.rows
-        if len(done) > len(rows):
-            raise out.mismatch(len(rows), f"{args.input} (it has {len(rows)} rows)")
-        for k, (row, (line_no, source, _)) in enumerate(zip(done, rows)):
-            same = (row.get("line") == line_no if source is None else
-                    row.get("image") == source.get("image") and row.get("question") == source.get("question"))
-            if not same:
-                raise out.mismatch(k, f"{args.input} line {line_no}")
-        if done:
-            print(f"{out.partial}: resuming after {len(done)} answered rows", file=sys.stderr)
-        failed = sum("error" in r for r in done)
-        failed += _answer_rows(model, rows, base, args, out.write, start=len(done), progress=True)
-        out.finish()
-    print(f"answered {len(rows) - failed} of {len(rows)} questions -> {out_path}"
-          + (f"; {failed} failed (rows with 'error')" if failed else ""), file=sys.stderr)
+        failed += _answer_rows(model, rows, base, args, write, start=len(out.done), progress=bool(args.output))
+    if args.output:
+        print(f"answered {len(rows) - failed} of {len(rows)} questions -> {args.output}"
+              + (f"; {failed} failed (rows with 'error')" if failed else ""), file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -23,10 +23,10 @@ are still classified, and the exit status is 1.
 """
 
 import argparse
-import json
 import os
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 FORMATS = ("auto", "post", "bbc", "text")
@@ -40,7 +40,7 @@ def register(subparsers):
     p.add_argument("--model", default=default_path("classify"),
                    help="a .keras document classifier (e.g. assets/models/newsgroups_han.keras)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="document files, or folders of them (recursed)")
-    p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--format", choices=FORMATS, default="auto", help="how each file is read (see above)")
     p.add_argument("--batch-size", type=int, default=32)
     p.set_defaults(func=run)
@@ -81,22 +81,24 @@ def read_for_model(path, fmt="auto"):
 def run(args):
     from tqdm import tqdm
 
-    from captioner.commands.translate import output_stream
     from captioner.errors import InputError
     from captioner.io import check_output_not_input
     from captioner.models.document_classifier import load_document_classifier
+    from captioner.resumable import batch_output
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     check_output_not_input(args.output, args.paths)
     model = load_document_classifier(args.model)
     files = list_documents(args.paths)
-    failed = 0
-    with output_stream(args.output) as out:
-        bar = tqdm(total=len(files), unit="doc", desc="classify", file=sys.stderr, disable=None)
-        for start in range(0, len(files), args.batch_size):
+    with batch_output(args.output, files, what=" ".join(map(str, args.paths)),
+                      same=lambda row, path: row.get("source") == path) as out:
+        failed = sum("error" in row for row in out.done)
+        todo = out.todo
+        bar = tqdm(total=len(todo), unit="doc", desc="classify", file=sys.stderr, disable=None)
+        for start in range(0, len(todo), args.batch_size):
             rows, good = {}, []
-            for path in files[start:start + args.batch_size]:
+            for path in todo[start:start + args.batch_size]:
                 try:
                     text, read_as, encoding = read_for_model(path, args.format)
                     if not model.read(text)[0]:
@@ -107,13 +109,14 @@ def run(args):
             if good:
                 for (path, _, read_as, encoding), res in zip(good, model.classify([g[1] for g in good])):
                     rows[path] = {"source": path, **res.to_json(), "read_as": read_as, "encoding": encoding}
-            for path in files[start:start + args.batch_size]:
+            for path in todo[start:start + args.batch_size]:
                 row = rows[path]
                 if "error" in row:
                     failed += 1
                     warn(row["error"])
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            bar.update(len(files[start:start + args.batch_size]))
+                out.write(row)
+            out.flush()
+            bar.update(len(todo[start:start + args.batch_size]))
         bar.close()
     if failed:
         warn(f"{failed} of {len(files)} file(s) could not be classified")

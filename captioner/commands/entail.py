@@ -16,10 +16,10 @@ A malformed line (no tab, an empty side, not UTF-8, no words) gives
 """
 
 import argparse
-import json
 import os
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 
@@ -31,7 +31,7 @@ def register(subparsers):
     p.add_argument("--model", default=default_path("entail"),
                    help="a .keras entailment model (e.g. assets/models/sick_entailment.keras)")
     p.add_argument("--input", "-i", help="TSV file of premise<TAB>hypothesis lines (default: stdin)")
-    p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--attention-dir", help="write the hypothesis-over-premise attention of each pair here (PNG)")
     p.set_defaults(func=run)
@@ -63,10 +63,11 @@ def parse_pairs(lines):
 def run(args):
     from tqdm import tqdm
 
-    from captioner.commands.translate import output_stream, read_lines
+    from captioner.commands.translate import read_lines
     from captioner.errors import InputError
     from captioner.io import check_output_not_input
     from captioner.models.entailment import load_entailment
+    from captioner.resumable import batch_output
 
     if args.batch_size < 1:  # before anything is read or written
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
@@ -78,10 +79,13 @@ def run(args):
 
         os.makedirs(args.attention_dir, exist_ok=True)
     failed = 0
-    with output_stream(args.output) as out:
-        bar = tqdm(total=len(rows), unit="pair", desc="entail", file=sys.stderr, disable=None)
-        for start in range(0, len(rows), args.batch_size):
-            chunk = rows[start:start + args.batch_size]
+    with batch_output(args.output, rows, what=args.input or "<stdin>",
+                      same=lambda row, item: row.get("line") == item[0]) as out:
+        failed = sum("error" in row for row in out.done)
+        todo = out.todo
+        bar = tqdm(total=len(todo), unit="pair", desc="entail", file=sys.stderr, disable=None)
+        for start in range(0, len(todo), args.batch_size):
+            chunk = todo[start:start + args.batch_size]
             good = [r for r in chunk if r[3] is None]
             results = {}
             if good:
@@ -105,7 +109,8 @@ def run(args):
                                                res.premise_tokens, res.hypothesis_tokens, res.attention,
                                                title=f"{res.label} ({res.probabilities[res.label]:.0%})",
                                                xlabel="premise", ylabel="hypothesis")
-                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+                out.write(obj)
+            out.flush()
             bar.update(len(chunk))
         bar.close()
     return 1 if failed else 0

@@ -25,9 +25,9 @@ A malformed file is an error naming the file (and the dialogue or line).
 """
 
 import argparse
-import json
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 
@@ -39,7 +39,7 @@ def register(subparsers):
     p.add_argument("--input", "-i", required=True,
                    help="an SGD dialogues_NNN.json, a JSON-lines dialogue ({speaker, utterance} a line), or a "
                         "text file of alternating turns")
-    p.add_argument("--output", "-o", help="JSON-lines output (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--nbest", type=int, default=None, help="hypotheses kept per response (default: the beam size)")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")
     p.add_argument("--batch-size", type=int, default=64)
@@ -65,11 +65,11 @@ def run(args):
 
     from tqdm import tqdm
 
-    from captioner.commands.translate import output_stream
     from captioner.data.sgd import ResponseExample, response_examples
     from captioner.errors import InputError, check_search_options
     from captioner.io import check_output_not_input
     from captioner.models.dialogue_responder import load_dialogue_responder
+    from captioner.resumable import batch_output
 
     for flag, value in (("--batch-size", args.batch_size), ("--nbest", args.nbest), ("--beam-size", args.beam_size)):
         if value is not None and value < 1:
@@ -85,17 +85,20 @@ def run(args):
     else:
         d = dialogues[0]
         examples = [ResponseExample(d.dialogue_id, len(d.turns), d.turns, "")]
-    with output_stream(args.output) as out:
-        bar = tqdm(total=len(examples), unit="turn", desc="respond", file=sys.stderr, disable=None)
-        for start in range(0, len(examples), args.batch_size):
-            chunk = examples[start:start + args.batch_size]
+    with batch_output(args.output, examples, what=args.input,
+                      same=lambda row, e: (row.get("dialogue_id"), row.get("turn")) == (e.dialogue_id, e.turn)) as out:
+        todo = out.todo
+        bar = tqdm(total=len(todo), unit="turn", desc="respond", file=sys.stderr, disable=None)
+        for start in range(0, len(todo), args.batch_size):
+            chunk = todo[start:start + args.batch_size]
             for e, r in zip(chunk, model.respond([e.context for e in chunk], beam_size=args.beam_size)):
                 row = {"dialogue_id": e.dialogue_id, "turn": e.turn, "response": r.text,
                        "nbest": [[t, round(s, 4)] for t, s in r.hypotheses[: args.nbest]],
                        "turn_attention": [round(float(a), 4) for a in r.turn_attention.mean(0)]}
                 if is_sgd:
                     row["reference"] = e.response
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.write(row)
+            out.flush()
             bar.update(len(chunk))
         bar.close()
     return 0

@@ -14,9 +14,9 @@ is cut to the model's source length, and the warning says so.
 """
 
 import argparse
-import json
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 DEFAULT_MODEL = default_path("summarize")  # the one registry: captioner.bundled
@@ -33,7 +33,7 @@ def register(subparsers):
         "a .keras headline model (default: the bundled bbc_headlines.keras, for news articles; "
         "assets/models/news_headlines.keras: for a one- or two-sentence description)"))
     p.add_argument("--input", "-i", help="JSON lines with a 'text' field (default: stdin, unless files are given)")
-    p.add_argument("--output", "-o", help="JSON lines out (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")
     p.add_argument("--alpha", type=float, default=None, help="length penalty exponent (default: the model's)")
     p.add_argument("--no-repeat-ngram", type=int, default=None, metavar="N",
@@ -98,9 +98,9 @@ def out_row(row, **fields):
     return {**keep, **fields}
 
 
-def summarize_rows(model, rows, args, write):
-    """Summarize [(where, row, error)], calling write(dict) once per row, in order. Returns how
-    many rows could not be summarized (written with "summary": null and their error)."""
+def summarize_rows(model, rows, args, write, flush=lambda: None):
+    """Summarize [(where, row, error)], calling write(dict) once per row, in order, and flush() after each
+    batch. Returns how many rows could not be summarized (written with "summary": null and their error)."""
     from tqdm import tqdm
 
     options = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=args.max_length,
@@ -141,16 +141,17 @@ def summarize_rows(model, rows, args, write):
             if truncated:
                 fields["truncated"] = True
             write(out_row(row, **fields))
+        flush()
         bar.update(len(chunk))
     bar.close()
     return failed
 
 
 def run(args):
-    from captioner.commands.translate import output_stream
     from captioner.errors import InputError, check_search_options
     from captioner.io import check_output_not_input
     from captioner.models.seq2seq import load_translator
+    from captioner.resumable import batch_output
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
@@ -162,12 +163,9 @@ def run(args):
     model = load_translator(args.model)
     if model.kind != "attention":
         raise InputError(f"{args.model}: a {model.kind} model; headlines need an attention model (the copy)")
-    with output_stream(args.output) as out:
-        def write(obj):
-            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-            if out is sys.stdout:
-                out.flush()
-
-        failed = summarize_rows(model, rows, args, write)
+    with batch_output(args.output, rows, what=args.input or " ".join(args.files) or "<stdin>",
+                      same=lambda done, item: all(done.get(k) == v for k, v in out_row(item[1]).items())) as out:
+        failed = sum(row.get("summary") is None for row in out.done)
+        failed += summarize_rows(model, out.todo, args, out.write, out.flush)
     # like caption, classify, video and pipeline: every row written, exit status 1 when any failed
     return 1 if failed else 0

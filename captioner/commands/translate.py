@@ -8,10 +8,10 @@ translated line (lineNNNNN.png: source words across, generated words down).
 """
 
 import argparse
-import contextlib
 import os
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 
@@ -24,7 +24,7 @@ def register(subparsers):
                    help="a .keras translation model (default: the bundled multi30k_en_de.keras; "
                    "assets/models/anki_fr_en.keras: French -> English)")
     p.add_argument("--input", "-i", help="text file, one sentence per line (default: stdin)")
-    p.add_argument("--output", "-o", help="output file (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's)")
     p.add_argument("--alpha", type=float, default=None,
                    help="length normalization exponent: 0 none, 1 average log-prob (default: the model's)")
@@ -51,25 +51,9 @@ def read_lines(args):
     return numbered_lines(args.input)
 
 
-@contextlib.contextmanager
-def output_stream(path):
-    if not path:
-        yield sys.stdout
-        return
-    from captioner.errors import InputError
-    from captioner.io import atomic_path
-
-    with contextlib.ExitStack() as stack:
-        try:
-            tmp = stack.enter_context(atomic_path(path, os.path.splitext(path)[1] or ".txt"))
-            f = stack.enter_context(open(tmp, "w", encoding="utf-8"))
-        except OSError as e:  # a read-only folder, a path under a file, ...: one line, not a traceback
-            raise InputError(f"--output {path}: cannot be written ({e.strerror or e})") from None
-        yield f
-
-
-def translate_lines(model, lines, args, write):
-    """Translate [(line number, text or None)], calling write(text) once per line, in order."""
+def translate_lines(model, lines, args, write, flush=lambda: None):
+    """Translate [(line number, text or None)], calling write(text) once per line, in order, and flush()
+    after each batch."""
     from tqdm import tqdm
 
     from captioner.errors import InputError
@@ -122,6 +106,7 @@ def translate_lines(model, lines, args, write):
                                            title=result.text)
                 except (InputError, OSError) as e:  # the translation is written all the same
                     warn(f"line {n}: no heat map ({e})")
+        flush()
         bar.update(len(chunk))
     bar.close()
 
@@ -131,6 +116,7 @@ def run(args):
 
     from captioner.errors import InputError, check_non_negative, check_search_options
     from captioner.io import check_output_not_input
+    from captioner.resumable import batch_output
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
@@ -140,11 +126,6 @@ def run(args):
     check_output_not_input(args.output, [args.input])
     model = load_translator(args.model)
     lines = read_lines(args)
-    with output_stream(args.output) as out:
-        def write(text):
-            out.write(text.replace("\n", " ") + "\n")
-            if out is sys.stdout:
-                out.flush()
-
-        translate_lines(model, lines, args, write)
+    with batch_output(args.output, lines, text=True, what=args.input or "<stdin>") as out:
+        translate_lines(model, out.todo, args, out.write, out.flush)
     return 0

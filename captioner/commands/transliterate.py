@@ -19,9 +19,9 @@ combined score: "score" is that, and each candidate also has "model_score", the 
 """
 
 import argparse
-import json
 import sys
 
+from captioner.resumable import OUTPUT_HELP
 from captioner.bundled import default_path
 
 
@@ -33,7 +33,7 @@ def register(subparsers):
     p.add_argument("--model", default=default_path("transliterate"), help="a .keras transliteration model "
                    "(e.g. assets/models/dakshina_hi_translit.keras)")
     p.add_argument("--input", "-i", help="text file, one word or line of text per line (default: stdin)")
-    p.add_argument("--output", "-o", help="output file (default: stdout); written atomically")
+    p.add_argument("--output", "-o", help=OUTPUT_HELP)
     p.add_argument("--n-best", type=int, default=None, metavar="K",
                    help="write JSON lines with the K best candidates and their scores")
     p.add_argument("--beam-size", type=int, default=None, help="beam width (default: the model's, at least K)")
@@ -58,11 +58,12 @@ def _candidates(scored, model_scores=None):
 def run(args):
     from tqdm import tqdm
 
-    from captioner.commands.translate import output_stream, read_lines
+    from captioner.commands.translate import read_lines
     from captioner.errors import InputError, check_search_options
     from captioner.inference.transliteration import transliterate_text
     from captioner.io import check_output_not_input
     from captioner.models.seq2seq import check_transliterator, load_translator
+    from captioner.resumable import batch_output
 
     for name in ("n_best", "beam_size", "batch_size"):
         value = getattr(args, name)
@@ -75,10 +76,13 @@ def run(args):
     lines = read_lines(args)
     where = args.input or "<stdin>"
     cache = {}
-    with output_stream(args.output) as out:
-        bar = tqdm(total=len(lines), unit="line", desc="transliterate", file=sys.stderr, disable=None)
-        for start in range(0, len(lines), args.batch_size):
-            chunk = lines[start:start + args.batch_size]
+    json_rows = bool(args.n_best)
+    with batch_output(args.output, lines, text=not json_rows, what=where,
+                      same=(lambda row, item: row.get("line") == item[0]) if json_rows else None) as out:
+        todo = out.todo
+        bar = tqdm(total=len(todo), unit="line", desc="transliterate", file=sys.stderr, disable=None)
+        for start in range(0, len(todo), args.batch_size):
+            chunk = todo[start:start + args.batch_size]
             results = transliterate_text(model, [text for _, text in chunk], n_best=args.n_best or 1,
                                          beam_size=args.beam_size, alpha=args.alpha, cache=cache)
             for (n, text), result in zip(chunk, results):
@@ -91,11 +95,10 @@ def run(args):
                                hyps[:args.n_best], result.word_model_scores[i] if result.word_model_scores else None)}
                                      for i, (w, hyps) in enumerate(result.words)],
                            "warnings": result.warnings}
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    out.write(row)
                 else:
-                    out.write(result.text.replace("\n", " ") + "\n")
-            if out is sys.stdout:
-                out.flush()
+                    out.write(result.text)
+            out.flush()
             bar.update(len(chunk))
         bar.close()
     return 0

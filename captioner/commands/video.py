@@ -50,7 +50,7 @@ def run(args):
     from captioner.features.video import list_videos
     from captioner.models.video_captioner import VideoCaptioner
     from captioner.models.loading import load_video_model
-    from captioner.resumable import ResumableJsonl
+    from captioner.resumable import batch_output
 
     for name in ("batch_size", "top", "beam_size", "max_length"):
         value = getattr(args, name)
@@ -75,20 +75,13 @@ def run(args):
         os.makedirs(args.attention_dir, exist_ok=True)
     # Rows go to OUTPUT.partial as each batch ends (locked; a rerun after a kill goes on after
     # the rows it finds there) and it becomes OUTPUT when every clip is done.
-    with ResumableJsonl(args.output) as out:
-        done = out.rows
-        if len(done) > len(paths):
-            raise out.mismatch(len(paths), f"these {len(paths)} clips")
-        for k, row in enumerate(done):
-            if row.get("source") != paths[k]:
-                raise out.mismatch(k, paths[k])
-        if done:
-            print(f"{out.partial}: resuming after {len(done)} clips", file=sys.stderr)
-        failed = sum("error" in row for row in done)
-        bar = tqdm(total=len(paths), initial=len(done), unit="clip", desc="video", disable=args.no_progress,
+    with batch_output(args.output, paths, what=f"these {len(paths)} clips",
+                      same=lambda row, path: row.get("source") == path) as out:
+        failed = sum("error" in row for row in out.done)
+        bar = tqdm(total=len(paths), initial=len(out.done), unit="clip", desc="video", disable=args.no_progress,
                    dynamic_ncols=True)
-        for start in range(len(done), len(paths), args.batch_size):
-            batch = paths[start:start + args.batch_size]
+        for start in range(0, len(out.todo), args.batch_size):
+            batch = out.todo[start:start + args.batch_size]
             rows = {}
             clips = []
             for path in batch:
@@ -115,11 +108,12 @@ def run(args):
                 if "error" in rows[path]:
                     failed += 1
                     print(f"  failed: {rows[path]['error']}", file=sys.stderr)
-            out.write([rows[path] for path in batch])
+            for path in batch:
+                out.write(rows[path])
+            out.flush()
             bar.update(len(batch))
             bar.set_postfix(failed=failed)
         bar.close()
-        out.finish()
     print(f"{len(paths) - failed} of {len(paths)} clips {'captioned' if is_captioner else 'labelled'}, "
           f"{failed} failed -> {args.output}")
     return 1 if failed else 0

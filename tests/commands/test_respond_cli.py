@@ -97,7 +97,8 @@ def test_json_lines_dialogue(model_path, tmp_path):
     assert json.loads(out.read_text())["turn"] == 3  # the failed runs left the earlier output whole
 
 
-def test_a_crash_part_way_leaves_the_old_output_whole(model_path, tmp_path, monkeypatch):
+def test_a_crash_part_way_leaves_the_old_output_whole_and_a_rerun_goes_on_from_the_last_batch(model_path, tmp_path,
+                                                                                              monkeypatch):
     from captioner.models.dialogue_responder import DialogueResponder
 
     _, dev = ds.make_sgd(tmp_path / "sgd", train=4, dev=3)
@@ -108,16 +109,25 @@ def test_a_crash_part_way_leaves_the_old_output_whole(model_path, tmp_path, monk
 
     def respond_then_crash(self, contexts, **kw):
         calls.append(len(contexts))
-        if len(calls) > 1:
+        if len(calls) == 2:
             raise RuntimeError("crash after the first batch")
         return real(self, contexts, **kw)
 
     monkeypatch.setattr(DialogueResponder, "respond", respond_then_crash)
+    argv = ["respond", "--model", str(model_path), "--input", str(dev / "dialogues_001.json"), "--output", str(out),
+            "--batch-size", "2"]
     with pytest.raises(RuntimeError, match="crash"):
-        main(["respond", "--model", str(model_path), "--input", str(dev / "dialogues_001.json"), "--output", str(out),
-              "--batch-size", "2"])
+        main(argv)
     assert len(calls) == 2 and out.read_text() == "old output\n"
-    assert [p.name for p in tmp_path.iterdir() if "out.jsonl" in p.name] == ["out.jsonl"]  # no temporary left
+    partial = tmp_path / "out.jsonl.partial"
+    assert len(partial.read_text().splitlines()) == 2  # the first batch, kept for the rerun
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sum(calls[2:]) == len(rows) - 2 and not partial.exists()  # only the turns not done before
+    straight = tmp_path / "straight.jsonl"
+    assert main(argv[:-4] + ["--output", str(straight)]) == 0  # the same turns, in the same order, as one run gives
+    assert [(r["dialogue_id"], r["turn"]) for r in map(json.loads, straight.read_text().splitlines())] == \
+        [(r["dialogue_id"], r["turn"]) for r in rows]
 
 
 def test_a_binary_file_is_refused_not_read_as_a_dialogue(model_path, tmp_path, capsys):

@@ -157,3 +157,18 @@ def test_utf16_input_is_translated_line_for_line(model_path, tmp_path):
         assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(src) + ".out"]) == 0
     assert (tmp_path / "wide.txt.out").read_text() == (tmp_path / "plain.txt.out").read_text()
     assert len((tmp_path / "wide.txt.out").read_text().split("\n")) == 3
+
+
+def test_a_rerun_after_a_kill_keeps_the_lines_done_and_translates_the_rest(model_path, tmp_path, capsys):
+    """Issue 70 item 4: translate writes OUTPUT.partial batch by batch (the batch commands' one contract):
+    the lines a killed run wrote stay, half a line is done again, the output is one line per input line."""
+    src = tmp_path / "in.txt"
+    src.write_text("a b\nc d\nb a\nd\n")
+    out = tmp_path / "out.txt"
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out)]) == 0
+    whole = out.read_text().split("\n")
+    (tmp_path / "out.txt.partial").write_text("kept from before\nhalf a li")
+    assert main(["translate", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--batch-size", "1"]) == 0
+    assert out.read_text().split("\n") == ["kept from before"] + whole[1:]
+    assert "resuming after 1 rows" in capsys.readouterr().err and not (tmp_path / "out.txt.partial").exists()
