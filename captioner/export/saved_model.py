@@ -236,11 +236,14 @@ class TranslatorModule(tf.Module):
         return {"translation": hypotheses[:, 0], "score": scores[:, 0], "hypotheses": hypotheses,
                 "hypothesis_scores": scores, "source_tokens": source_tokens, "attention": attention[:, 0]}
 
+    def _words_as_written(self, sentences, settings):
+        """The source's words as written, ragged (B, None), cut to the model's source length."""
+        return tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
+                           numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
+
     def _cased_source(self, sentences, source_tokens, settings):
         """The source's words as written (B, S), cut and padded like the lower-cased `source_tokens`."""
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
-                            numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
-        return cased.to_tensor(default_value="", shape=tf.shape(source_tokens))
+        return self._words_as_written(sentences, settings).to_tensor(default_value="", shape=tf.shape(source_tokens))
 
     def _extract_texts(self, sentences, source_tokens, n_source, out_tokens, settings):
         """Hypotheses (B, K) of an extractive model as `Seq2Seq._decode_one` writes them
@@ -288,9 +291,7 @@ class TranslatorModule(tf.Module):
         as they are. The source's words as written are matched by their lower case, not by position:
         they need not split as the model's words did (a French source's elisions)."""
         shape = tf.shape(target)
-        cased = tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
-                            numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
-        cased = cased.to_tensor(default_value="")  # (B, S')
+        cased = self._words_as_written(sentences, settings).to_tensor(default_value="")  # (B, S')
         cased = tf.pad(cased, [[0, 0], [0, tf.maximum(1 - tf.shape(cased)[1], 0)]], constant_values="")
         later = (tf.range(tf.shape(cased)[1]) > 0) & (cased != "")  # (B, S'): not the source's first word
         lowered = tf.strings.lower(cased, encoding="utf-8")

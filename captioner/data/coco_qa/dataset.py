@@ -176,7 +176,10 @@ def generate_qa(
     others = [im for im in images if heads[im]]
     asks_absent = absent_people or false_premise
     people = person_words({t for im in images for c in captions[im] for t in tokenize(c)}) if asks_absent else set()
-    premises = _false_premises(images, per_image, captions, people, seed, false_premise) if false_premise else {}
+    # photos none of whose captions names a person (asked "how many people": "none"; false premises' photos)
+    nobody = {im for im in images if not any(t in people for c in captions[im] for t in tokenize(c))} \
+        if asks_absent else set()
+    premises = _false_premises(images, per_image, nobody, people, seed, false_premise) if false_premise else {}
     asked: Counter = Counter()
     result: list[QAPair] = []
     for image in images:
@@ -187,7 +190,7 @@ def generate_qa(
                 dropped[t] += 1
         if image in premises:
             result.append(QAPair(image, premises[image], FALSE_PREMISE_ANSWER, "object"))
-        if absent_people and not any(t in people for c in captions[image] for t in tokenize(c)):
+        if absent_people and image in nobody:
             result.append(QAPair(image, "how many people are there?", "none", "number"))
         elif absent_people:  # the same question where people are: their count, where the captions agree on it
             said = [n for n in (people_count(c, people) for c in captions[image]) if n]
@@ -236,14 +239,14 @@ def generate_qa(
 FALSE_PREMISE_ANSWER = "nobody"
 
 
-def _false_premises(images, per_image, captions, people, seed, share) -> dict[str, str]:
-    """{image: a question about a person} for photos none of whose captions names a person; the questions
-    are the object questions of the other photos whose subject holds a person word, drawn at random
+def _false_premises(images, per_image, nobody, people, seed, share) -> dict[str, str]:
+    """{image: a question about a person} for the photos `nobody` (none of whose captions names a person);
+    the questions are the object questions of the other photos whose subject holds a person word, drawn at random
     (their own generator, so the other questions do not change), one per photo, for `share` times as
     many photos as there are such questions (or every such photo, if fewer)."""
     asked = [q for im in images for q, _, t in per_image[im]
              if t == "object" and q.startswith(("what is the ", "what are the ")) and set(q.split()[3:-1]) & people]
-    empty = [im for im in images if not any(t in people for c in captions[im] for t in tokenize(c))]
+    empty = [im for im in images if im in nobody]
     if not asked or not empty:
         return {}
     rng = random.Random(f"false-premise-{seed}")
