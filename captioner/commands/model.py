@@ -479,7 +479,7 @@ def run_add_truecaser(args):
     from captioner.model_card import ModelCard
     from captioner.models.seq2seq import load_translator
     from captioner.models.storage import save_model
-    from captioner.text.tokenizer import tokenize
+    from captioner.text.tokenizer import WordPreprocessor
     from captioner.text.truecase import learn_truecase
     from captioner.training.translation_data import evaluate_bleu, grouped_references, load_translation_data
 
@@ -493,7 +493,7 @@ def run_add_truecaser(args):
                                  test_fraction=args.test_fraction, eval=None, dev=None)
     train, _, held_out, split, _, _ = load_translation_data(data)
     vocabulary = set(model.target_vocabulary.tokens) | set(model.source_vocabulary.tokens)
-    table = learn_truecase((tokenize(p.target, lower=False, keep_punct=settings["keep_punct"]) for p in train),
+    table = learn_truecase((WordPreprocessor.of(settings).as_written(p.target) for p in train),
                            keep=vocabulary)
     print(f"truecase table: {len(table):,} of {len(vocabulary):,} vocabulary words have a form of their own, "
           f"from {len(train):,} {split}-free training targets")

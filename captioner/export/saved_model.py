@@ -28,9 +28,9 @@ after its end), ``hypotheses`` string (B, K) and ``hypothesis_scores`` (B, K), b
 Translator (`Seq2Seq`): ``serving_default(sentences)`` at the model's settings, and
 ``translate_with_settings(sentences, beam_size, alpha, max_length)``:
 string (B,) -> ``translation`` string (B,), ``score``, ``hypotheses``, ``hypothesis_scores``,
-``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is `tf_tokenize` (the graph twin
-of the Python tokenizer: no NFC normalisation, see captioner.text.tokenizer; `tf_split_elisions`
-where the model splits a French source's elisions), the source is cut
+``source_tokens`` (B, S), ``attention`` (B, T, S). Tokenization is the model's `WordPreprocessor`
+(`tf_tokens`, the graph twin of the `tokens` the Python path reads with: no NFC normalisation, see
+captioner.text.tokenizer; French elisions split where the model splits them), the source is cut
 at the model's ``max_source_length``, and ``<unk>`` outputs are replaced by the most attended
 source word when the model's ``replace_unk`` is on, as `Seq2Seq.translate` does (an extractive
 headline model's outputs are the source's words as written at the positions it chose). A subword
@@ -54,7 +54,7 @@ from captioner.decoding import Decoding
 from captioner.features.images import tf_resize_like_pillow
 from captioner.features.tf_images import decode_rgb
 from captioner.text.subword import CORE_EDGE, WORD_START
-from captioner.text.tokenizer import tf_detokenize, tf_split_elisions, tf_tokenize
+from captioner.text.tokenizer import WordPreprocessor, tf_detokenize
 from captioner.text.vocabulary import END_ID, PAD_ID, START_ID, UNK_ID
 
 
@@ -205,10 +205,7 @@ class TranslatorModule(tf.Module):
         if self._subword is not None:
             tokens = self._subword.pieces(sentences)  # (B, None)
         else:
-            tokens = tf_tokenize(sentences, lower=settings["lower"], keep_punct=settings["keep_punct"],
-                                 numbers=settings.get("numbers", False))  # (B, None)
-            if settings.get("split_elisions"):
-                tokens = tf_split_elisions(tokens)  # "l'afrique" -> "l'", "afrique", as `text_tokens`
+            tokens = WordPreprocessor.of(settings).tf_tokens(sentences)  # (B, None), as `text_tokens`
         tokens = tokens[:, : model.max_source_length]
         source_tokens = tokens.to_tensor(default_value="")  # (B, S)
         # at least one column: a batch of only empty sentences must not reduce over an empty axis
@@ -238,8 +235,7 @@ class TranslatorModule(tf.Module):
 
     def _words_as_written(self, sentences, settings):
         """The source's words as written, ragged (B, None), cut to the model's source length."""
-        return tf_tokenize(sentences, lower=False, keep_punct=settings["keep_punct"],
-                           numbers=settings.get("numbers", False))[:, : self._model.max_source_length]
+        return WordPreprocessor.of(settings).tf_as_written(sentences)[:, : self._model.max_source_length]
 
     def _cased_source(self, sentences, source_tokens, settings):
         """The source's words as written (B, S), cut and padded like the lower-cased `source_tokens`."""

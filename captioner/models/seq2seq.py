@@ -41,7 +41,7 @@ from captioner.layers.attention_decoder import AttentionDecoder, CopyMechanism, 
 from captioner.layers.text_encoder import TextEncoder
 from captioner.models.text_model import TextTaskModel, check_token_ids
 from captioner.text.subword import WORD_START, check_spm, decode_pieces, encode_pieces, piece_words, word_core, word_groups
-from captioner.text.tokenizer import FUNCTION_WORDS, char_tokenize, detokenize, split_elisions, tokenize
+from captioner.text.tokenizer import FUNCTION_WORDS, WordPreprocessor, char_tokenize, detokenize
 from captioner.text.truecase import apply_truecase
 from captioner.text.vocabulary import PAD_ID, SPECIAL_TOKENS, START_ID, UNK, Vocabulary
 
@@ -105,8 +105,7 @@ def text_tokens(text: str, settings: dict | None = None) -> list[str]:
         return encode_pieces(text, s["spm"], lower=s["lower"])
     if s.get("chars"):
         return char_tokenize(text, lower=s["lower"])
-    tokens = tokenize(text, lower=s["lower"], keep_punct=s["keep_punct"], numbers=s["numbers"])
-    return split_elisions(tokens) if s["split_elisions"] else tokens  # "l'afrique" -> "l'", "afrique"
+    return WordPreprocessor.of(s).tokens(text)
 
 
 @dataclasses.dataclass
@@ -261,8 +260,7 @@ class Translator(TextTaskModel, keras.Model):
             src_words = piece_words(source_tokens) if self.source_tokenizer.get("spm") else list(source_tokens)
         truecase = None if subword else self.target_tokenizer.get("truecase")
         if self.extractive or truecase:  # the source's words as written (a copied name keeps its capitals)
-            cased_source = tokenize(source or "", lower=False, keep_punct=self.source_tokenizer.get("keep_punct", True),
-                                    numbers=self.source_tokenizer.get("numbers", False))[: self.max_source_length]
+            cased_source = WordPreprocessor.of(self.source_tokenizer).as_written(source or "")[: self.max_source_length]
         if self.extractive:  # ... when they split as the model's words did
             extract_from = (cased_source if [w.lower() for w in cased_source] == list(source_tokens)
                             else list(source_tokens))

@@ -32,6 +32,7 @@ Differences between :func:`tokenize` and :func:`tf_tokenize` (none for ASCII inp
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 
 import regex
@@ -234,6 +235,43 @@ def tf_split_elisions(tokens):
 
     marked = tf.strings.regex_replace(tokens.flat_values, ELISION_PATTERN, "\\1 \\2")
     return tokens.with_flat_values(tf.strings.split(marked, " ")).merge_dims(1, 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class WordPreprocessor:
+    """How a word model reads text, one description for the Python and the graph paths (a Seq2Seq
+    model's tokenizer settings: the exported SavedModel and `Seq2Seq.translate` both read through it):
+    lower case or not, punctuation kept as tokens, numbers whole, French elisions split.
+
+    `tokens` / `tf_tokens`: the model's words; `as_written` / `tf_as_written`: the same text's words in
+    their written case, not split at elisions (what a copied name or a truecased word is taken from,
+    matched by lower case)."""
+
+    lower: bool = True
+    keep_punct: bool = True
+    numbers: bool = False
+    split_elisions: bool = False
+
+    @classmethod
+    def of(cls, settings):
+        """From a model's tokenizer settings (a dict; keys it does not name are other preprocessors')."""
+        settings = settings or {}
+        return cls(**{f.name: bool(settings.get(f.name, f.default)) for f in dataclasses.fields(cls)})
+
+    def tokens(self, text):
+        words = tokenize(text, lower=self.lower, keep_punct=self.keep_punct, numbers=self.numbers)
+        return split_elisions(words) if self.split_elisions else words  # "l'afrique" -> "l'", "afrique"
+
+    def tf_tokens(self, strings):
+        """(B,) strings -> ragged (B, None): `tokens` of each, in the graph."""
+        words = tf_tokenize(strings, lower=self.lower, keep_punct=self.keep_punct, numbers=self.numbers)
+        return tf_split_elisions(words) if self.split_elisions else words
+
+    def as_written(self, text):
+        return tokenize(text, lower=False, keep_punct=self.keep_punct, numbers=self.numbers)
+
+    def tf_as_written(self, strings):
+        return tf_tokenize(strings, lower=False, keep_punct=self.keep_punct, numbers=self.numbers)
 
 
 def tf_detokenize(tokens):

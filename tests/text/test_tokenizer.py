@@ -171,3 +171,22 @@ def test_tf_split_elisions_is_split_elisions():
         want = [split_elisions(tokenize(s, lower=lower, keep_punct=True)) for s in sentences]
         assert [[t.decode("utf-8") for t in row] for row in got] == want
     assert want[0][:5] == ["Jane", "visite", "l'", "Afrique", ","] and "qu'" in want[0] and "j'" in want[1]
+
+
+@pytest.mark.parametrize("settings", [{}, {"split_elisions": True}, {"numbers": True, "keep_punct": True},
+                                      {"lower": False, "keep_punct": False}, {"lower": True, "spm": "ignored here"}])
+def test_a_word_preprocessor_reads_the_same_words_in_python_and_in_the_graph(settings):
+    """Issue 70 item 2: a translator's tokenizer settings are one object whose Python and graph readings agree
+    (the exported SavedModel and `Seq2Seq.translate` read through it), its words and its words as written."""
+    import tensorflow as tf
+
+    from captioner.text.tokenizer import WordPreprocessor
+
+    pre = WordPreprocessor.of(settings)
+    assert pre == WordPreprocessor(**{k: v for k, v in settings.items() if k != "spm"})
+    sentences = ["Jane visite l'Afrique, qu'elle aime.", "Sales rose 5.25% to $1.8bn in the U.S.", "", "  ",
+                 "Don't STOP -- it's 45,000 km!"]
+    for python, graph in ((pre.tokens, pre.tf_tokens), (pre.as_written, pre.tf_as_written)):
+        got = [[t.decode("utf-8") for t in row] for row in graph(tf.constant(sentences)).to_list()]
+        assert got == [python(s) for s in sentences]
+    assert pre.as_written("L'Afrique")[0] == "L'Afrique"
