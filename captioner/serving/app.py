@@ -245,7 +245,8 @@ def entail_batch(model):
 
 
 def ask_batch(model):
-    """items [(pixels, question, encoded question)] -> [VQAAnswer]."""
+    """items [(pixels, question, encoded question)] -> [VQAAnswer], as `captioner ask` answers them (the
+    backbone's ImageNet head on: "what is this?", "is there a dog?" of an unfamiliar photo)."""
     from captioner.text.vocabulary import PAD_ID
 
     def run(items):
@@ -253,9 +254,11 @@ def ask_batch(model):
         ids = np.full((len(items), width), PAD_ID, np.int32)  # (B, T)
         for j, (_, _, enc) in enumerate(items):
             ids[j, : len(enc[0])] = enc[0]
-        out = model.predict_ids(np.stack([px for px, _, _ in items]), ids, np.arange(len(items)))
-        return [model.make_answer(q, enc, out["probabilities"][j], out["attention"][j])
-                for j, (_, q, enc) in enumerate(items)]
+        pixels = np.stack([px for px, _, _ in items])
+        out = model.predict_ids(pixels, ids, np.arange(len(items)))
+        answers = [model.make_answer(q, enc, out["probabilities"][j], out["attention"][j])
+                   for j, (_, q, enc) in enumerate(items)]
+        return model.answer_objects(pixels, np.arange(len(items)), answers)
     return run
 
 

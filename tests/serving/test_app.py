@@ -191,6 +191,10 @@ def test_the_bundled_models_answer():
         r = client.post("/v1/ask", files={"image": open(image, "rb")}, data={"question": "what color is the hat?"})
         assert r.status_code == 200 and r.json()["answer"]
         assert client.post("/v1/ask", files={"image": open(image, "rb")}).status_code == 400  # no question
+        for question in ("is there a dog?", "what is this?"):  # the ImageNet head answers, as in `captioner ask`
+            r = client.post("/v1/ask", files={"image": open(SAMPLES / "coffee.jpg", "rb")}, data={"question": question})
+            want = models["ask"][0].answer(str(SAMPLES / "coffee.jpg"), question, objects=True)
+            assert r.status_code == 200 and r.json()["answer"] == want.answer and r.json()["from_tag"], question
         # a post and an article, read and answered as `captioner classify` and `captioner summarize` do
         from captioner.commands.classify import read_for_model
 
