@@ -50,7 +50,8 @@ ABOUT = {
            "the captions of the Flickr8k train photos and of web photos (the COCO-QA method): objects, counts, "
            "colours, places and yes/no about things in the photo, and \"how many people\" with \"none\" where no "
            "one is there. Its probabilities are temperature-scaled on dev (about right as often as they say); "
-           "other kinds of question get a \"don't know\".",
+           "other kinds of question get a \"don't know\". Asked what a photo unlike its training photos shows, "
+           "or whether an animal is in it, the backbone's ImageNet classifier answers where it is sure.",
     "vqa_easy": "A toy model: an EfficientNet-Lite0 grid of 7x7 regions and stacked attention trained on "
                 "easy-VQA, one coloured shape (circle, rectangle or triangle) on a plain background; it knows "
                 "13 answers and nothing about photos.",
