@@ -94,9 +94,7 @@ class ResumableJsonl:
                           f"is from another input; move it away or choose another --output")
 
     def write(self, rows):
-        data = "".join((r.replace("\n", " ") if self.text else json.dumps(r, ensure_ascii=False)) + "\n"
-                       for r in rows).encode("utf-8")
-        self.file.write(data)
+        self.file.write(_lines(rows, self.text).encode("utf-8"))
         self.file.flush()
         os.fsync(self.file.fileno())
 
@@ -138,8 +136,7 @@ class BatchOutput:
         if self.out is not None:
             self.out.write(self.pending)
         else:
-            sys.stdout.write("".join((r.replace("\n", " ") if self.text else json.dumps(r, ensure_ascii=False))
-                                     + "\n" for r in self.pending))
+            sys.stdout.write(_lines(self.pending, self.text))
             sys.stdout.flush()
         self.pending = []
 
@@ -167,6 +164,11 @@ def batch_output(output, inputs, text=False, same=None, what="the input"):
         yield sink
         sink.flush()
         out.finish()
+
+
+def _lines(rows, text):
+    """Rows as output lines: JSON objects, or (``text``) one line of text each."""
+    return "".join((row.replace("\n", " ") if text else json.dumps(row, ensure_ascii=False)) + "\n" for row in rows)
 
 
 def _lock(f, output):
