@@ -118,8 +118,13 @@ def asked_figures(model, dev: DevSet, batch_size=32):
             for i, result in zip(part, results):
                 answers[i] = result.answer
                 from_tag += result.from_tag
+    return {**_exact_match(answers, dev), "from_tag": from_tag, "asked_again": len(again)}
+
+
+def _exact_match(answers, dev: DevSet):
+    """{"accuracy", and "by_type" where the rows have types}: `answers` (text) against the dev gold, in %."""
     right = np.array([a == g for a, g in zip(answers, dev.gold)])
-    out = {"accuracy": round(100.0 * float(right.mean()), 2), "from_tag": from_tag, "asked_again": len(again)}
+    out = {"accuracy": round(100.0 * float(right.mean()), 2)}
     if dev.groups:
         out["by_type"] = {kind: round(100.0 * float(right[np.array([g == kind for g in dev.groups])].mean()), 2)
                           for kind in sorted({g for g in dev.groups if g})}
@@ -137,13 +142,8 @@ def prior_figures(dev: DevSet, train_questions):
         raise InputError("--train-questions: the prior needs dev rows with answer types (make-qa rows)")
     train = read_qa_jsonl(train_questions)
     table = most_common_per_type([q.answer_type for q in train.questions], [q.answer for q in train.questions])
-    right = np.array([a == g for a, g in zip(predict_most_common(table, dev.groups), dev.gold)])
-    out = {"train_questions": len(train.questions), "answers": {k: v for k, v in table.items() if k != "*"},
-           "accuracy": round(100.0 * float(right.mean()), 2), "by_type": {}}
-    for kind in sorted({g for g in dev.groups if g}):
-        mask = np.array([g == kind for g in dev.groups])
-        out["by_type"][kind] = round(100.0 * float(right[mask].mean()), 2)
-    return out
+    return {"train_questions": len(train.questions), "answers": {k: v for k, v in table.items() if k != "*"},
+            **_exact_match(predict_most_common(table, dev.groups), dev)}
 
 
 def entailment_dev(model, data, snli=False, dev_fraction=0.1, batch_size=64):
